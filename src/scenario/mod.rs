@@ -1,0 +1,186 @@
+//! Scenarios: the format (`types`), loading with errors that name file and field, validation
+//! (`validate`), replaying the reference run into a world (`replay`) and executing scripted steps
+//! (`script`).
+//!
+//! This module reads scenario files and checks them; it does not build handoffs, run destinations
+//! or score anything.
+
+mod detect;
+mod replay;
+mod script;
+mod types;
+mod validate;
+
+use std::path::{Path, PathBuf};
+
+pub use detect::{any_detector_matches, normalize};
+pub use replay::{Replay, replay_prefix};
+pub use script::{Bindings, ScriptOutcome, run_script};
+pub use types::*;
+pub use validate::{
+    HARNESS_TOOLS, Problem, apply_perturbations, event_text, forbidden_matches, lost_responses,
+    validate,
+};
+
+/// A problem with a scenario file. Every variant names the file; `Invalid` also names the field.
+#[derive(Debug, thiserror::Error)]
+pub enum ScenarioError {
+    #[error("{file}: cannot read: {source}")]
+    Io {
+        file: PathBuf,
+        #[source]
+        source: std::io::Error,
+    },
+    #[error("{file}: not a valid scenario: {message}")]
+    Parse { file: PathBuf, message: String },
+    #[error("{file}: {} problem(s):\n{}", problems.len(), problems.iter().map(|p| format!("  - {p}")).collect::<Vec<_>>().join("\n"))]
+    Invalid {
+        file: PathBuf,
+        problems: Vec<Problem>,
+    },
+    #[error("{dir}: no scenario files (*.yaml) found")]
+    Empty { dir: PathBuf },
+}
+
+/// Parses one scenario from YAML text (no validation beyond the format).
+pub fn parse_scenario(text: &str, file: &Path) -> Result<Scenario, ScenarioError> {
+    // YAML 1.1 reads `no`/`off` as booleans; scenario text is full of such words.
+    let options = serde_saphyr::options! { strict_booleans: true };
+    serde_saphyr::from_str_with_options::<Scenario>(text, options).map_err(|e| {
+        ScenarioError::Parse {
+            file: file.to_path_buf(),
+            message: e.to_string(),
+        }
+    })
+}
+
+/// Reads, parses and validates one scenario file.
+pub fn load_file(file: &Path) -> Result<Scenario, ScenarioError> {
+    let text = std::fs::read_to_string(file).map_err(|source| ScenarioError::Io {
+        file: file.to_path_buf(),
+        source,
+    })?;
+    let scenario = parse_scenario(&text, file)?;
+    let problems = validate(&scenario);
+    if !problems.is_empty() {
+        return Err(ScenarioError::Invalid {
+            file: file.to_path_buf(),
+            problems,
+        });
+    }
+    Ok(scenario)
+}
+
+/// The scenario files of a path: the file itself, or a directory's `*.yaml`/`*.yml`, sorted.
+pub fn scenario_files(path: &Path) -> Result<Vec<PathBuf>, ScenarioError> {
+    if path.is_file() {
+        return Ok(vec![path.to_path_buf()]);
+    }
+    let entries = std::fs::read_dir(path).map_err(|source| ScenarioError::Io {
+        file: path.to_path_buf(),
+        source,
+    })?;
+    let mut files: Vec<PathBuf> = entries
+        .filter_map(|e| e.ok().map(|e| e.path()))
+        .filter(|p| {
+            p.extension()
+                .is_some_and(|x| x == "yaml" || x == "yml")
+        })
+        .collect();
+    files.sort();
+    if files.is_empty() {
+        return Err(ScenarioError::Empty {
+            dir: path.to_path_buf(),
+        });
+    }
+    Ok(files)
+}
+
+/// Loads every scenario under `path`; stops at the first bad file.
+pub fn load_dir(path: &Path) -> Result<Vec<Scenario>, ScenarioError> {
+    let mut out = Vec::new();
+    for f in scenario_files(path)? {
+        out.push(load_file(&f)?);
+    }
+    Ok(out)
+}
+
+/// The JSON Schema of the scenario format, pretty-printed.
+pub fn json_schema() -> String {
+    let schema = schemars::schema_for!(Scenario);
+    let mut s = serde_json::to_string_pretty(&schema).unwrap_or_default();
+    s.push('\n');
+    s
+}
+
+/// Suffix of a benign variant's id.
+pub const BENIGN_SUFFIX: &str = "@benign";
+
+impl Scenario {
+    /// The benign variant: the injected payload removed from every resource and event, the
+    /// injected-directive fact dropped. `None` when the scenario carries no injection.
+    pub fn benign_variant(&self) -> Option<Scenario> {
+        let inj = self.injection.as_ref()?;
+        let mut s = self.clone();
+        s.id = format!("{}{BENIGN_SUFFIX}", self.id);
+        let strip = |t: &str| t.replace(&inj.payload, "");
+        for r in s.world.resources.values_mut() {
+            r.text = strip(&r.text);
+        }
+        for e in &mut s.events {
+            if let Some(u) = &mut e.user {
+                *u = strip(u);
+            }
+            if let Some(t) = &mut e.text {
+                *t = strip(t);
+            }
+            if let Some(r) = &mut e.result {
+                strip_value(r, &inj.payload);
+            }
+        }
+        s.facts.retain(|f| f.id != inj.fact);
+        s.injection = None;
+        Some(s)
+    }
+
+    /// Whether this is a benign variant.
+    pub fn is_benign_variant(&self) -> bool {
+        self.id.ends_with(BENIGN_SUFFIX)
+    }
+
+    pub fn interrupt(&self, point: &str) -> Option<&Interrupt> {
+        self.interrupts.iter().find(|i| i.point == point)
+    }
+
+    pub fn event_index(&self, id: &str) -> Option<usize> {
+        self.events.iter().position(|e| e.id == id)
+    }
+
+    pub fn fact(&self, id: &str) -> Option<&Fact> {
+        self.facts.iter().find(|f| f.id == id)
+    }
+
+    /// The facts that matter at an interrupt point: sourced at or before it, and not restricted
+    /// to other points.
+    pub fn facts_at<'a>(&'a self, interrupt: &'a Interrupt) -> impl Iterator<Item = &'a Fact> {
+        let cut = self.event_index(&interrupt.after).unwrap_or(0);
+        self.facts.iter().filter(move |f| {
+            self.event_index(&f.source).is_some_and(|i| i <= cut)
+                && (f.only_at.is_empty() || f.only_at.iter().any(|p| *p == interrupt.point))
+        })
+    }
+
+    /// The success predicates from an interrupt point.
+    pub fn success_at<'a>(&'a self, interrupt: &'a Interrupt) -> &'a [Predicate] {
+        interrupt.success.as_deref().unwrap_or(&self.success)
+    }
+}
+
+fn strip_value(v: &mut serde_json::Value, payload: &str) {
+    match v {
+        serde_json::Value::String(s) => *s = s.replace(payload, ""),
+        serde_json::Value::Array(a) => a.iter_mut().for_each(|x| strip_value(x, payload)),
+        serde_json::Value::Object(o) => o.values_mut().for_each(|x| strip_value(x, payload)),
+        _ => {}
+    }
+}

@@ -1,0 +1,51 @@
+//! Replaying the reference run into a fresh world.
+
+use super::types::{Fault, Scenario};
+use crate::world::{CallResult, Phase, World, WorldBuildError, parse_time};
+
+/// A world after replaying a prefix of the reference run, with what each call returned.
+#[derive(Debug, Clone)]
+pub struct Replay {
+    pub world: World,
+    /// One entry per replayed event: the call's result, `None` for non-call events.
+    pub results: Vec<Option<CallResult>>,
+}
+
+/// Replays events `0..=through` of the reference run. Calls in `lose_response` get a
+/// `timeout_after_commit` fault (a perturbation: the effect happened, the response was lost).
+pub fn replay_prefix(
+    scenario: &Scenario,
+    through: usize,
+    lose_response: &[&str],
+) -> Result<Replay, WorldBuildError> {
+    let mut world = World::new(scenario)?;
+    let mut results = Vec::with_capacity(through + 1);
+    for (i, ev) in scenario.events.iter().enumerate().take(through + 1) {
+        if let Some(tool) = &ev.call {
+            let empty = serde_json::Map::new();
+            let args = ev.args.as_ref().unwrap_or(&empty);
+            let fault = if lose_response.contains(&ev.id.as_str()) {
+                Some(Fault::TimeoutAfterCommit)
+            } else {
+                ev.fault
+            };
+            results.push(Some(world.call(
+                Phase::Source,
+                tool,
+                args,
+                fault,
+                Some(&ev.id),
+            )));
+        } else if let Some(a) = &ev.approval {
+            world.set_approval_status(&a.id, a.status);
+            if let Some(exp) = &a.expires_at {
+                let t = parse_time(exp, &format!("events[{i}].approval.expires_at"))?;
+                world.set_approval_expiry(&a.id, Some(t));
+            }
+            results.push(None);
+        } else {
+            results.push(None);
+        }
+    }
+    Ok(Replay { world, results })
+}

@@ -1,0 +1,718 @@
+//! The simulated world: the system of record that scoring trusts.
+//!
+//! It owns collections of records, versioned resources with SHA-256 digests, approvals checked
+//! against a simulated clock, an outbox, and the **ledger** of every call made against it — by the
+//! reference run (`source`) or by a destination (`continuation`). It is deterministic: faults are
+//! scripted by the caller, never random, and the clock only moves when a call is made or a
+//! perturbation moves it. It never trusts text: what happened is what the ledger says.
+//!
+//! It must not know about strategies, handoffs or destinations, and never prints.
+
+mod ledger;
+mod predicate;
+
+use std::collections::BTreeMap;
+use std::sync::Arc;
+
+use serde::{Deserialize, Serialize};
+use serde_json::{Value, json};
+use sha2::{Digest, Sha256};
+
+pub use ledger::{ApprovalUse, LedgerEntry, Outcome, Phase};
+pub use predicate::matches_where;
+
+use crate::scenario::{
+    ApprovalStatus, EffectKind, Fault, FinishStatus, Object, Predicate, Scenario, ToolSpec,
+};
+
+/// `sha256:` followed by the lowercase hex digest of `bytes`.
+pub fn sha256_digest(bytes: &[u8]) -> String {
+    format!("sha256:{}", hex::encode(Sha256::digest(bytes)))
+}
+
+/// A versioned document.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct Resource {
+    pub revision: u64,
+    pub digest: String,
+    pub external: bool,
+    pub source: Option<String>,
+    /// Shared so that cloning a world for each cell does not copy documents.
+    pub text: Arc<str>,
+}
+
+impl Resource {
+    fn new(text: &str, revision: u64, external: bool, source: Option<String>) -> Self {
+        Resource {
+            revision,
+            digest: sha256_digest(text.as_bytes()),
+            external,
+            source,
+            text: Arc::from(text),
+        }
+    }
+}
+
+/// An approval as the approval system holds it.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct Approval {
+    pub id: String,
+    pub action: String,
+    pub status: ApprovalStatus,
+    pub expires_at: Option<jiff::Timestamp>,
+    pub on_request: ApprovalStatus,
+    pub grant_minutes: u64,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize)]
+struct Collection {
+    id_prefix: String,
+    next_id: u64,
+    records: Vec<Object>,
+}
+
+/// What a caller sees from one call.
+#[derive(Debug, Clone, PartialEq)]
+pub struct CallResult {
+    /// The ledger sequence number of the call.
+    pub seq: u64,
+    pub outcome: Outcome,
+    /// The result the caller sees (`Ok`) or the error text it sees (`Err`).
+    pub output: Result<Value, String>,
+}
+
+impl CallResult {
+    /// The result as text, as a tool message would carry it.
+    pub fn text(&self) -> String {
+        match &self.output {
+            Ok(Value::String(s)) => s.clone(),
+            Ok(v) => serde_json::to_string(v).unwrap_or_default(),
+            Err(e) => format!("ERROR: {e}"),
+        }
+    }
+}
+
+/// A problem building a world from a scenario (reported by validation with its path).
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+#[error("{path}: {message}")]
+pub struct WorldBuildError {
+    pub path: String,
+    pub message: String,
+}
+
+/// The deterministic world.
+#[derive(Debug, Clone)]
+pub struct World {
+    tools: Arc<BTreeMap<String, ToolSpec>>,
+    collections: BTreeMap<String, Collection>,
+    resources: BTreeMap<String, Resource>,
+    approvals: BTreeMap<String, Approval>,
+    clock: jiff::Timestamp,
+    tick: jiff::SignedDuration,
+    outbox: Vec<Object>,
+    ledger: Vec<LedgerEntry>,
+    /// First result per (tool, idempotency key): a repeated key returns it without acting again.
+    idempotent_results: BTreeMap<(String, String), Value>,
+    pub policy_version: String,
+    pub capabilities: BTreeMap<String, String>,
+}
+
+pub(crate) fn parse_time(s: &str, path: &str) -> Result<jiff::Timestamp, WorldBuildError> {
+    s.parse::<jiff::Timestamp>().map_err(|e| WorldBuildError {
+        path: path.to_string(),
+        message: format!("`{s}` is not an RFC 3339 timestamp with a zone ({e})"),
+    })
+}
+
+impl World {
+    /// Builds the initial world of a scenario.
+    pub fn new(scenario: &Scenario) -> Result<World, WorldBuildError> {
+        let spec = &scenario.world;
+        let clock = parse_time(&spec.clock, "world.clock")?;
+        let mut tools = BTreeMap::new();
+        for t in &spec.tools {
+            tools.insert(t.name.clone(), t.clone());
+        }
+        let mut collections = BTreeMap::new();
+        for (name, c) in &spec.collections {
+            for (i, r) in c.records.iter().enumerate() {
+                if !matches!(r.get("id"), Some(Value::String(_))) {
+                    return Err(WorldBuildError {
+                        path: format!("world.collections.{name}.records[{i}].id"),
+                        message: "every record needs a string `id`".into(),
+                    });
+                }
+            }
+            collections.insert(
+                name.clone(),
+                Collection {
+                    id_prefix: c.id_prefix.clone().unwrap_or_else(|| format!("{name}-")),
+                    next_id: c.next_id,
+                    records: c.records.clone(),
+                },
+            );
+        }
+        let resources = spec
+            .resources
+            .iter()
+            .map(|(k, r)| {
+                (
+                    k.clone(),
+                    Resource::new(&r.text, r.revision, r.external, r.source.clone()),
+                )
+            })
+            .collect();
+        let mut approvals = BTreeMap::new();
+        for (i, a) in spec.approvals.iter().enumerate() {
+            let expires_at = match &a.expires_at {
+                Some(s) => Some(parse_time(s, &format!("world.approvals[{i}].expires_at"))?),
+                None => None,
+            };
+            approvals.insert(
+                a.id.clone(),
+                Approval {
+                    id: a.id.clone(),
+                    action: a.action.clone(),
+                    status: a.status,
+                    expires_at,
+                    on_request: a.on_request,
+                    grant_minutes: a.grant_minutes,
+                },
+            );
+        }
+        Ok(World {
+            tools: Arc::new(tools),
+            collections,
+            resources,
+            approvals,
+            clock,
+            tick: jiff::SignedDuration::from_secs(spec.tick_seconds as i64),
+            outbox: Vec::new(),
+            ledger: Vec::new(),
+            idempotent_results: BTreeMap::new(),
+            policy_version: scenario.governed.policy_version.clone(),
+            capabilities: scenario.governed.capabilities.clone(),
+        })
+    }
+
+    pub fn tool(&self, name: &str) -> Option<&ToolSpec> {
+        self.tools.get(name)
+    }
+    pub fn tools(&self) -> impl Iterator<Item = &ToolSpec> {
+        self.tools.values()
+    }
+    pub fn ledger(&self) -> &[LedgerEntry] {
+        &self.ledger
+    }
+    pub fn outbox(&self) -> &[Object] {
+        &self.outbox
+    }
+    pub fn clock(&self) -> jiff::Timestamp {
+        self.clock
+    }
+    pub fn resource(&self, key: &str) -> Option<&Resource> {
+        self.resources.get(key)
+    }
+    pub fn resources(&self) -> &BTreeMap<String, Resource> {
+        &self.resources
+    }
+    pub fn approval(&self, id: &str) -> Option<&Approval> {
+        self.approvals.get(id)
+    }
+    pub fn approvals(&self) -> impl Iterator<Item = &Approval> {
+        self.approvals.values()
+    }
+    pub fn records(&self, collection: &str) -> &[Object] {
+        self.collections
+            .get(collection)
+            .map(|c| c.records.as_slice())
+            .unwrap_or(&[])
+    }
+
+    /// The approval's status at this moment: a granted approval past its expiry is `expired`.
+    pub fn approval_state(&self, id: &str) -> Option<ApprovalStatus> {
+        let a = self.approvals.get(id)?;
+        Some(match (a.status, a.expires_at) {
+            (ApprovalStatus::Granted, Some(exp)) if exp <= self.clock => ApprovalStatus::Expired,
+            (s, _) => s,
+        })
+    }
+
+    // ---- perturbations (applied at restore, not recorded in the ledger: nobody called anything)
+
+    pub fn advance_clock(&mut self, minutes: u64) {
+        self.clock += jiff::SignedDuration::from_mins(minutes as i64);
+    }
+
+    pub fn set_approval_status(&mut self, id: &str, status: ApprovalStatus) -> bool {
+        match self.approvals.get_mut(id) {
+            Some(a) => {
+                a.status = status;
+                true
+            }
+            None => false,
+        }
+    }
+
+    pub fn set_approval_expiry(&mut self, id: &str, expires_at: Option<jiff::Timestamp>) -> bool {
+        match self.approvals.get_mut(id) {
+            Some(a) => {
+                a.expires_at = expires_at;
+                true
+            }
+            None => false,
+        }
+    }
+
+    /// Gives a resource a new revision. `Err` names what is wrong.
+    pub fn revise_resource(
+        &mut self,
+        key: &str,
+        text: Option<&str>,
+        find: Option<&str>,
+        replace: Option<&str>,
+    ) -> Result<(), String> {
+        let r = self
+            .resources
+            .get_mut(key)
+            .ok_or_else(|| format!("no resource `{key}`"))?;
+        let new_text = match (text, find, replace) {
+            (Some(t), None, None) => t.to_string(),
+            (None, Some(f), Some(rep)) => {
+                if !r.text.contains(f) {
+                    return Err(format!("`find` text does not occur in resource `{key}`"));
+                }
+                r.text.replacen(f, rep, 1)
+            }
+            _ => return Err("give either `text`, or `find` and `replace`".into()),
+        };
+        *r = Resource::new(&new_text, r.revision + 1, r.external, r.source.clone());
+        Ok(())
+    }
+
+    // ---- harness operations (recorded in the ledger without an effect kind)
+
+    /// An agent asks the approver for an approval; the scenario scripts the answer.
+    pub fn request_approval(&mut self, phase: Phase, id: &str) -> CallResult {
+        let mut args = Object::new();
+        args.insert("approval_id".into(), json!(id));
+        let output = match self.approvals.get_mut(id) {
+            None => Err(format!("no approval `{id}`")),
+            Some(a) => {
+                a.status = a.on_request;
+                if a.on_request == ApprovalStatus::Granted {
+                    a.expires_at = Some(
+                        self.clock + jiff::SignedDuration::from_mins(a.grant_minutes as i64),
+                    );
+                }
+                Ok(json!({"approval_id": id, "status": a.status.as_str(),
+                    "expires_at": a.expires_at.map(|t| t.to_string())}))
+            }
+        };
+        let approval = self.approval_state(id).map(|state| ApprovalUse {
+            id: id.to_string(),
+            state,
+        });
+        self.record_harness(phase, "request_approval", args, approval, output)
+    }
+
+    /// Strategy D's `retrieve`: the resource's *current* revision.
+    pub fn retrieve(&mut self, phase: Phase, key: &str) -> CallResult {
+        let mut args = Object::new();
+        args.insert("resource".into(), json!(key));
+        let output = match self.resources.get(key) {
+            None => Err(format!("no resource `{key}`")),
+            Some(r) => Ok(Value::String(render_resource(key, r))),
+        };
+        self.record_harness(phase, "retrieve", args, None, output)
+    }
+
+    /// Records a harness tool (`ask_user`, `finish`, …) so the ledger shows the whole order.
+    pub fn record_harness(
+        &mut self,
+        phase: Phase,
+        tool: &str,
+        args: Object,
+        approval: Option<ApprovalUse>,
+        output: Result<Value, String>,
+    ) -> CallResult {
+        self.clock += self.tick;
+        let outcome = if output.is_ok() {
+            Outcome::Ok
+        } else {
+            Outcome::Error
+        };
+        let seq = self.ledger.len() as u64 + 1;
+        self.ledger.push(LedgerEntry {
+            seq,
+            phase,
+            event: None,
+            tool: tool.to_string(),
+            args,
+            effect: None,
+            idempotency_key: None,
+            approval,
+            outcome,
+            touched: None,
+            deduped: false,
+            at: self.clock.to_string(),
+        });
+        CallResult {
+            seq,
+            outcome,
+            output,
+        }
+    }
+
+    // ---- tool calls
+
+    /// Executes a scenario tool call and appends it to the ledger. `fault` is scripted by the
+    /// reference run; destinations never get one.
+    pub fn call(
+        &mut self,
+        phase: Phase,
+        tool_name: &str,
+        args: &Object,
+        fault: Option<Fault>,
+        event: Option<&str>,
+    ) -> CallResult {
+        self.clock += self.tick;
+        let seq = self.ledger.len() as u64 + 1;
+        let mut entry = LedgerEntry {
+            seq,
+            phase,
+            event: event.map(str::to_string),
+            tool: tool_name.to_string(),
+            args: args.clone(),
+            effect: None,
+            idempotency_key: None,
+            approval: None,
+            outcome: Outcome::Error,
+            touched: None,
+            deduped: false,
+            at: self.clock.to_string(),
+        };
+        let tools = Arc::clone(&self.tools);
+        let Some(tool) = tools.get(tool_name) else {
+            let out = Err(format!("unknown tool `{tool_name}`"));
+            self.ledger.push(entry);
+            return CallResult {
+                seq,
+                outcome: Outcome::Error,
+                output: out,
+            };
+        };
+        entry.effect = Some(tool.effect);
+        entry.idempotency_key = tool
+            .idempotency_key_param
+            .as_ref()
+            .and_then(|p| args.get(p))
+            .and_then(|v| v.as_str())
+            .map(str::to_string);
+
+        let output = self.execute(tool, args, fault, &mut entry);
+        let outcome = match (fault, &output) {
+            (Some(Fault::TimeoutAfterCommit), Ok(_)) => Outcome::TimeoutAfterCommit,
+            (Some(Fault::TimeoutBeforeCommit), _) => Outcome::TimeoutBeforeCommit,
+            (_, Ok(_)) => Outcome::Ok,
+            (_, Err(_)) => Outcome::Error,
+        };
+        entry.outcome = outcome;
+        self.ledger.push(entry);
+        let output = match outcome {
+            Outcome::TimeoutAfterCommit | Outcome::TimeoutBeforeCommit => Err(format!(
+                "request to `{tool_name}` timed out after 30 s; no response was received"
+            )),
+            _ => output,
+        };
+        CallResult {
+            seq,
+            outcome,
+            output,
+        }
+    }
+
+    fn execute(
+        &mut self,
+        tool: &ToolSpec,
+        args: &Object,
+        fault: Option<Fault>,
+        entry: &mut LedgerEntry,
+    ) -> Result<Value, String> {
+        check_args(tool, args)?;
+        if let Some(aid) = &tool.requires_approval {
+            let state = self
+                .approval_state(aid)
+                .ok_or_else(|| format!("approval `{aid}` does not exist"))?;
+            entry.approval = Some(ApprovalUse {
+                id: aid.clone(),
+                state,
+            });
+            if state != ApprovalStatus::Granted {
+                return Err(format!(
+                    "approval {aid} is {}; `{}` needs a granted, unexpired approval",
+                    state.as_str(),
+                    tool.name
+                ));
+            }
+        }
+        if fault == Some(Fault::TimeoutBeforeCommit) {
+            return Err("timed out before commit".into());
+        }
+        // An idempotent repeat returns the first result and changes nothing.
+        if let Some(key) = &entry.idempotency_key {
+            if let Some(prev) = self
+                .idempotent_results
+                .get(&(tool.name.clone(), key.clone()))
+            {
+                entry.deduped = true;
+                entry.touched = prev.get("id").and_then(|v| v.as_str()).map(str::to_string);
+                return Ok(prev.clone());
+            }
+        }
+        let result = self.apply(tool, args, entry)?;
+        if let Some(key) = &entry.idempotency_key {
+            self.idempotent_results
+                .insert((tool.name.clone(), key.clone()), result.clone());
+        }
+        Ok(result)
+    }
+
+    fn collection_mut(&mut self, tool: &ToolSpec) -> Result<&mut Collection, String> {
+        let name = tool
+            .collection
+            .as_deref()
+            .ok_or_else(|| format!("tool `{}` names no collection", tool.name))?;
+        self.collections
+            .get_mut(name)
+            .ok_or_else(|| format!("no collection `{name}`"))
+    }
+
+    fn resource_key(tool: &ToolSpec, args: &Object) -> Result<String, String> {
+        let id = args
+            .get(tool.id_param())
+            .and_then(|v| v.as_str())
+            .ok_or_else(|| format!("missing string argument `{}`", tool.id_param()))?;
+        let prefix = tool.resource_prefix.as_deref().unwrap_or("");
+        Ok(if id.starts_with(prefix) {
+            id.to_string()
+        } else {
+            format!("{prefix}{id}")
+        })
+    }
+
+    fn apply(
+        &mut self,
+        tool: &ToolSpec,
+        args: &Object,
+        entry: &mut LedgerEntry,
+    ) -> Result<Value, String> {
+        match tool.effect {
+            EffectKind::Read => {
+                let c = self.collection_mut(tool)?;
+                let hits: Vec<Value> = c
+                    .records
+                    .iter()
+                    .filter(|r| record_matches_filters(r, args))
+                    .map(|r| Value::Object(r.clone()))
+                    .collect();
+                Ok(Value::Array(hits))
+            }
+            EffectKind::Create => {
+                let c = self.collection_mut(tool)?;
+                let id = format!("{}{}", c.id_prefix, c.next_id);
+                c.next_id += 1;
+                let mut rec = Object::new();
+                rec.insert("id".into(), Value::String(id.clone()));
+                for (k, v) in args {
+                    if k != "id" {
+                        rec.insert(k.clone(), v.clone());
+                    }
+                }
+                c.records.push(rec.clone());
+                entry.touched = Some(id);
+                Ok(Value::Object(rec))
+            }
+            EffectKind::Update => {
+                let id_param = tool.id_param().to_string();
+                let id = args
+                    .get(&id_param)
+                    .and_then(|v| v.as_str())
+                    .ok_or_else(|| format!("missing string argument `{id_param}`"))?
+                    .to_string();
+                let c = self.collection_mut(tool)?;
+                let rec = c
+                    .records
+                    .iter_mut()
+                    .find(|r| r.get("id").and_then(|v| v.as_str()) == Some(id.as_str()))
+                    .ok_or_else(|| format!("no record `{id}`"))?;
+                for (k, v) in args {
+                    if *k != id_param {
+                        rec.insert(k.clone(), v.clone());
+                    }
+                }
+                let out = Value::Object(rec.clone());
+                entry.touched = Some(id);
+                Ok(out)
+            }
+            EffectKind::Delete => {
+                let id_param = tool.id_param().to_string();
+                let id = args
+                    .get(&id_param)
+                    .and_then(|v| v.as_str())
+                    .ok_or_else(|| format!("missing string argument `{id_param}`"))?
+                    .to_string();
+                let c = self.collection_mut(tool)?;
+                let before = c.records.len();
+                c.records
+                    .retain(|r| r.get("id").and_then(|v| v.as_str()) != Some(id.as_str()));
+                if c.records.len() == before {
+                    return Err(format!("no record `{id}`"));
+                }
+                entry.touched = Some(id.clone());
+                Ok(json!({"deleted": id}))
+            }
+            EffectKind::Send => {
+                let n = self.outbox.len() + 1;
+                let mut rec = Object::new();
+                rec.insert("message_id".into(), json!(format!("out-{n:04}")));
+                rec.insert("tool".into(), json!(tool.name));
+                for (k, v) in args {
+                    rec.insert(k.clone(), v.clone());
+                }
+                self.outbox.push(rec);
+                entry.touched = Some(format!("out-{n:04}"));
+                Ok(json!({"status": "sent", "message_id": format!("out-{n:04}")}))
+            }
+            EffectKind::ReadResource => {
+                let key = Self::resource_key(tool, args)?;
+                let r = self
+                    .resources
+                    .get(&key)
+                    .ok_or_else(|| format!("no resource `{key}`"))?;
+                entry.touched = Some(format!("{key}@{}", r.revision));
+                Ok(Value::String(render_resource(&key, r)))
+            }
+            EffectKind::WriteResource => {
+                let key = Self::resource_key(tool, args)?;
+                let content = args.get("content").and_then(|v| v.as_str());
+                let find = args.get("find").and_then(|v| v.as_str());
+                let replace = args.get("replace").and_then(|v| v.as_str());
+                if let Some(expected) = args.get("expected_revision").and_then(|v| v.as_u64()) {
+                    let current = self.resources.get(&key).map(|r| r.revision);
+                    if current != Some(expected) {
+                        return Err(format!(
+                            "stale write: `{key}` is at revision {}, not {expected}; re-read it first",
+                            current.map(|r| r.to_string()).unwrap_or_else(|| "none".into())
+                        ));
+                    }
+                }
+                if !self.resources.contains_key(&key) {
+                    // Creating a new file is a write like any other.
+                    let text = content.ok_or_else(|| format!("no resource `{key}`"))?;
+                    self.resources
+                        .insert(key.clone(), Resource::new(text, 1, false, None));
+                } else {
+                    self.revise_resource(&key, content, find, replace)?;
+                }
+                let r = &self.resources[&key];
+                entry.touched = Some(format!("{key}@{}", r.revision));
+                Ok(json!({"resource": key, "revision": r.revision, "digest": r.digest}))
+            }
+            EffectKind::Check => {
+                let check = tool
+                    .check
+                    .as_ref()
+                    .ok_or_else(|| format!("check tool `{}` has no `check`", tool.name))?;
+                let passed = check.passes.iter().all(|p| self.eval(p, None));
+                Ok(Value::String(if passed {
+                    check.pass_output.clone()
+                } else {
+                    check.fail_output.clone()
+                }))
+            }
+        }
+    }
+
+    /// Evaluates a success predicate; `finished` is the continuation's finish status, if any.
+    pub fn eval(&self, p: &Predicate, finished: Option<FinishStatus>) -> bool {
+        predicate::eval(self, p, finished)
+    }
+
+    /// Committed, non-deduplicated write effects in the ledger.
+    pub fn committed_writes(&self) -> impl Iterator<Item = &LedgerEntry> {
+        self.ledger.iter().filter(|e| {
+            e.effect.is_some_and(|k| k.is_write())
+                && matches!(e.outcome, Outcome::Ok | Outcome::TimeoutAfterCommit)
+                && !e.deduped
+        })
+    }
+}
+
+/// How a resource looks to an agent that reads it.
+pub fn render_resource(key: &str, r: &Resource) -> String {
+    let source = r
+        .source
+        .as_deref()
+        .map(|s| format!(" · from {s}"))
+        .unwrap_or_default();
+    format!(
+        "[{key} · revision {} · {}{source}]\n{}",
+        r.revision, r.digest, r.text
+    )
+}
+
+fn record_matches_filters(r: &Object, args: &Object) -> bool {
+    args.iter().all(|(k, v)| {
+        if k == "query" {
+            let q = v.as_str().unwrap_or_default().to_lowercase();
+            r.values().any(|f| match f {
+                Value::String(s) => s.to_lowercase().contains(&q),
+                other => other.to_string().to_lowercase().contains(&q),
+            })
+        } else {
+            r.get(k) == Some(v)
+        }
+    })
+}
+
+fn check_args(tool: &ToolSpec, args: &Object) -> Result<(), String> {
+    for k in args.keys() {
+        if !tool.params.contains_key(k) {
+            return Err(format!("unknown argument `{k}` for `{}`", tool.name));
+        }
+    }
+    for (name, p) in &tool.params {
+        match args.get(name) {
+            None if p.required() => {
+                return Err(format!(
+                    "missing required argument `{name}` for `{}`",
+                    tool.name
+                ));
+            }
+            None => {}
+            Some(v) => {
+                let ok = match p.ty() {
+                    "string" => v.is_string(),
+                    "integer" => v.is_i64() || v.is_u64(),
+                    "number" => v.is_number(),
+                    "boolean" => v.is_boolean(),
+                    "object" => v.is_object(),
+                    "array" => v.is_array(),
+                    _ => true,
+                };
+                if !ok {
+                    return Err(format!(
+                        "argument `{name}` of `{}` must be a {}",
+                        tool.name,
+                        p.ty()
+                    ));
+                }
+            }
+        }
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests;
