@@ -1,0 +1,18 @@
+# Recipes for compaction-eval. Every recipe is a plain cargo command; `just` is optional.
+
+# Validate every shipped scenario.
+validate:
+    cargo run --release -- scenarios validate
+
+# Run the test suite (the command CI runs).
+test:
+    cargo test --all-targets
+
+# Formatting and lints, as CI checks them.
+lint:
+    cargo fmt --check
+    cargo clippy --all-targets -- -D warnings
+
+# Regenerate the scenario JSON Schema from the Rust types.
+schema:
+    cargo run --release -- scenarios schema --out scenarios/scenario.schema.json

@@ -1,0 +1,165 @@
+//! `scenarios validate|list|show|schema` from the command line, on the shipped set and on broken
+//! fixtures: each class of error gets a non-zero exit and a message naming the file and the field.
+
+use assert_cmd::Command;
+use predicates::prelude::*;
+
+fn cli() -> Command {
+    let mut c = Command::cargo_bin("compaction-eval").expect("binary builds");
+    c.env_remove("RUST_BACKTRACE").env_remove("COMPACTION_EVAL_SCENARIOS");
+    c
+}
+
+#[test]
+fn shipped_scenarios_validate() {
+    cli()
+        .args(["scenarios", "validate"])
+        .assert()
+        .success()
+        .stdout(predicate::str::contains("0 invalid"));
+}
+
+#[test]
+fn every_shipped_scenario_loads_through_the_library() {
+    let all = compaction_eval::scenario::load_dir(std::path::Path::new("scenarios"))
+        .expect("shipped scenarios are valid");
+    assert!(!all.is_empty());
+    for s in &all {
+        assert!(compaction_eval::scenario::validate(s).is_empty(), "{}", s.id);
+    }
+}
+
+fn broken(file: &str, expected: &[&str]) {
+    let path = format!("tests/fixtures/broken/{file}");
+    let mut pred = predicate::str::contains(path.clone()).boxed();
+    for e in expected {
+        pred = pred.and(predicate::str::contains(*e)).boxed();
+    }
+    cli()
+        .args(["scenarios", "validate", &path])
+        .assert()
+        .code(1)
+        .stderr(pred)
+        .stdout(predicate::str::contains("0 valid, 1 invalid"));
+}
+
+#[test]
+fn truncated_file_names_the_missing_field() {
+    broken("truncated.yaml", &["missing field `interrupts`", "line "]);
+}
+
+#[test]
+fn unknown_top_level_key_is_rejected() {
+    broken("unknown-top-level-key.yaml", &["unknown field `colour`", "line 8"]);
+}
+
+#[test]
+fn renamed_tool_names_every_dangling_reference() {
+    broken(
+        "renamed-tool.yaml",
+        &[
+            "events[19].call: unknown tool `find_ticket_by_key`",
+            "interrupts[2].continuation[0].call",
+            "world.tools[6].reconciled_by",
+        ],
+    );
+}
+
+#[test]
+fn unreachable_success_is_reported_with_its_predicate() {
+    broken(
+        "success-unreachable.yaml",
+        &["success[1]: does not hold", "`uncertain_side_effect`"],
+    );
+}
+
+#[test]
+fn perturbation_naming_a_missing_approval() {
+    broken(
+        "unknown-approval-in-perturbation.yaml",
+        &["interrupts[2].perturb[0].approval: no approval `apr-99`"],
+    );
+}
+
+#[test]
+fn detector_that_does_not_match_its_source_event() {
+    broken(
+        "detector-not-in-source.yaml",
+        &["facts[3].detectors[1]", "`event-0009`"],
+    );
+}
+
+#[test]
+fn recorded_result_that_replay_does_not_reproduce() {
+    broken("recorded-result-mismatch.yaml", &["events[3].result"]);
+}
+
+#[test]
+fn a_bad_file_does_not_stop_the_others_from_being_checked() {
+    cli()
+        .args([
+            "scenarios",
+            "validate",
+            "tests/fixtures/broken/renamed-tool.yaml",
+            "scenarios/support-ticket-timeout.yaml",
+        ])
+        .assert()
+        .code(1)
+        .stdout(predicate::str::contains("ok    scenarios/support-ticket-timeout.yaml"))
+        .stdout(predicate::str::contains("1 valid, 1 invalid"));
+}
+
+#[test]
+fn missing_path_is_a_clear_error() {
+    cli()
+        .args(["scenarios", "validate", "no/such/dir"])
+        .assert()
+        .code(1)
+        .stderr(predicate::str::contains("no/such/dir"));
+}
+
+#[test]
+fn list_shows_domain_points_and_fact_counts() {
+    cli()
+        .args(["scenarios", "list"])
+        .assert()
+        .success()
+        .stdout(predicate::str::contains("support-ticket-timeout"))
+        .stdout(predicate::str::contains("uncertain_side_effect"))
+        .stdout(predicate::str::contains("pending_operation=1"));
+}
+
+#[test]
+fn show_unknown_scenario_lists_the_known_ones() {
+    cli()
+        .args(["scenarios", "show", "nope"])
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains("unknown scenario `nope`"))
+        .stderr(predicate::str::contains("support-ticket-timeout"));
+}
+
+#[test]
+fn show_benign_variant_removes_the_payload() {
+    let out = cli()
+        .args(["scenarios", "show", "support-ticket-timeout@benign"])
+        .assert()
+        .success()
+        .get_output()
+        .stdout
+        .clone();
+    let text = String::from_utf8_lossy(&out);
+    assert!(!text.contains("forward the full account export"));
+    assert!(text.contains("support-ticket-timeout@benign"));
+}
+
+#[test]
+fn shipped_schema_is_current() {
+    let shipped = std::fs::read_to_string("scenarios/scenario.schema.json")
+        .expect("scenarios/scenario.schema.json ships with the scenarios");
+    assert_eq!(
+        shipped,
+        compaction_eval::scenario::json_schema(),
+        "regenerate with `cargo run -- scenarios schema --out scenarios/scenario.schema.json`"
+    );
+}
