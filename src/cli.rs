@@ -19,7 +19,12 @@ use crate::scenario::{self, Scenario};
 )]
 pub struct Cli {
     /// Folder (or single file) holding the scenario YAML files.
-    #[arg(long, global = true, default_value = "scenarios", env = "COMPACTION_EVAL_SCENARIOS")]
+    #[arg(
+        long,
+        global = true,
+        default_value = "scenarios",
+        env = "COMPACTION_EVAL_SCENARIOS"
+    )]
     pub scenario_dir: PathBuf,
     #[command(subcommand)]
     pub command: Command,
@@ -30,6 +35,30 @@ pub enum Command {
     /// Validate, list, show scenarios, or print the scenario format's JSON Schema.
     #[command(subcommand)]
     Scenarios(ScenariosCmd),
+    /// Build one handoff and print it as a destination would see it, with its token count.
+    Handoff(HandoffArgs),
+    /// The continuity-envelope reference exercise of seed 000 (exit 0 reauthorization_required,
+    /// 3 blocked_on_reconciliation, 4 continuity_validation_failed).
+    InspectContinuity(crate::envelope::InspectContinuityArgs),
+}
+
+#[derive(Debug, Args)]
+pub struct HandoffArgs {
+    /// Scenario id (`ID@benign` for the benign variant of an injection scenario).
+    #[arg(long)]
+    pub scenario: String,
+    /// Interrupt point (e.g. `uncertain_side_effect`).
+    #[arg(long)]
+    pub interrupt: String,
+    /// Strategy id (`none`, `A`, `B`, `C`, `D`, `mask`, `B+A`, or one from the strategy folder).
+    #[arg(long)]
+    pub strategy: String,
+    /// Print one JSON object instead of the text.
+    #[arg(long)]
+    pub json: bool,
+    /// Folder of strategy configurations and templates.
+    #[arg(long, default_value = "strategies")]
+    pub strategy_dir: PathBuf,
 }
 
 #[derive(Debug, Subcommand)]
@@ -58,6 +87,13 @@ pub struct ValidateArgs {
 pub fn run(cli: Cli) -> i32 {
     let result = match cli.command {
         Command::Scenarios(cmd) => scenarios(&cli.scenario_dir, cmd),
+        Command::Handoff(args) => handoff(&cli.scenario_dir, &args),
+        Command::InspectContinuity(args) => {
+            crate::envelope::run_inspect(&args, &mut std::io::stdout()).map_err(|e| Error::Write {
+                path: PathBuf::from("<stdout>"),
+                source: e,
+            })
+        }
     };
     match result {
         Ok(code) => code,
@@ -176,12 +212,20 @@ fn fact_counts(s: &Scenario) -> String {
 
 /// Loads the scenario with `id` (a benign variant `ID@benign` included).
 pub fn find_scenario(dir: &Path, id: &str) -> Result<Scenario, Error> {
-    let all = scenario::load_dir(dir)?;
     let base = id.strip_suffix(scenario::BENIGN_SUFFIX).unwrap_or(id);
+    // Scenario files are named after their id; try that file first so that one broken file
+    // elsewhere in the folder does not hide a good one.
+    let direct = dir.join(format!("{base}.yaml"));
+    let all = match scenario::load_file(&direct) {
+        Ok(s) if s.id == base => vec![s],
+        _ => scenario::load_dir(dir)?,
+    };
     let found = all.iter().find(|s| s.id == base).cloned();
     match found {
         Some(s) if base != id => s.benign_variant().ok_or_else(|| {
-            Error::Usage(format!("scenario `{base}` carries no injection, so it has no benign variant"))
+            Error::Usage(format!(
+                "scenario `{base}` carries no injection, so it has no benign variant"
+            ))
         }),
         Some(s) => Ok(s),
         None => Err(Error::UnknownScenario {
@@ -195,3 +239,40 @@ pub fn find_scenario(dir: &Path, id: &str) -> Result<Scenario, Error> {
     }
 }
 
+fn handoff(dir: &Path, args: &HandoffArgs) -> Result<i32, Error> {
+    use crate::strategy::{InterruptedState, Registry};
+    let scenario = std::sync::Arc::new(find_scenario(dir, &args.scenario)?);
+    let registry = Registry::load(&args.strategy_dir)?;
+    let strategy = registry.get(&args.strategy)?;
+    let state = InterruptedState::build(scenario.clone(), &args.interrupt)
+        .map_err(crate::strategy::StrategyError::from)?;
+    let h = strategy.build(&state)?;
+    let stdout = std::io::stdout();
+    let mut out = stdout.lock();
+    if args.json {
+        let doc = serde_json::json!({
+            "scenario": scenario.id,
+            "interrupt": args.interrupt,
+            "strategy": h.strategy,
+            "tokens_at_restore": h.tokens_at_restore,
+            "text": h.text,
+            "messages": h.messages,
+            "extra_tools": h.extra_tools,
+            "checkpoint": h.checkpoint,
+            "dropped_events": h.dropped_events,
+        });
+        let _ = writeln!(
+            out,
+            "{}",
+            serde_json::to_string_pretty(&doc).unwrap_or_default()
+        );
+    } else {
+        let _ = write!(out, "{}", h.text);
+        let _ = writeln!(
+            out,
+            "--- {} · {} · {} · {} tokens at restore",
+            scenario.id, args.interrupt, h.strategy, h.tokens_at_restore
+        );
+    }
+    Ok(exit::OK)
+}

@@ -27,6 +27,8 @@ pub enum Error {
         #[source]
         source: std::io::Error,
     },
+    #[error(transparent)]
+    Strategy(#[from] crate::strategy::StrategyError),
     #[error("{0}")]
     Usage(String),
 }

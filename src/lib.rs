@@ -3,8 +3,10 @@
 //!
 //! The library holds everything; `main.rs` only parses arguments and calls [`cli::run`].
 
+pub mod checkpoint;
 pub mod cli;
+pub mod envelope;
 pub mod error;
 pub mod scenario;
+pub mod strategy;
 pub mod world;
-pub mod envelope;

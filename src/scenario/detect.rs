@@ -42,11 +42,17 @@ impl Detector {
             Detector::Phrase(p) => format!("\"{p}\""),
             Detector::All { all } => format!(
                 "all({})",
-                all.iter().map(|d| d.describe()).collect::<Vec<_>>().join(", ")
+                all.iter()
+                    .map(|d| d.describe())
+                    .collect::<Vec<_>>()
+                    .join(", ")
             ),
             Detector::Any { any } => format!(
                 "any({})",
-                any.iter().map(|d| d.describe()).collect::<Vec<_>>().join(", ")
+                any.iter()
+                    .map(|d| d.describe())
+                    .collect::<Vec<_>>()
+                    .join(", ")
             ),
         }
     }

@@ -14,7 +14,7 @@ mod validate;
 use std::path::{Path, PathBuf};
 
 pub use detect::{any_detector_matches, normalize};
-pub use replay::{Replay, replay_prefix};
+pub use replay::{Observed, Replay, replay_prefix};
 pub use script::{Bindings, ScriptOutcome, run_script};
 pub use types::*;
 pub use validate::{
@@ -82,10 +82,7 @@ pub fn scenario_files(path: &Path) -> Result<Vec<PathBuf>, ScenarioError> {
     })?;
     let mut files: Vec<PathBuf> = entries
         .filter_map(|e| e.ok().map(|e| e.path()))
-        .filter(|p| {
-            p.extension()
-                .is_some_and(|x| x == "yaml" || x == "yml")
-        })
+        .filter(|p| p.extension().is_some_and(|x| x == "yaml" || x == "yml"))
         .collect();
     files.sort();
     if files.is_empty() {
@@ -166,7 +163,7 @@ impl Scenario {
         let cut = self.event_index(&interrupt.after).unwrap_or(0);
         self.facts.iter().filter(move |f| {
             self.event_index(&f.source).is_some_and(|i| i <= cut)
-                && (f.only_at.is_empty() || f.only_at.iter().any(|p| *p == interrupt.point))
+                && (f.only_at.is_empty() || f.only_at.contains(&interrupt.point))
         })
     }
 

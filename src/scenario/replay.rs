@@ -9,6 +9,21 @@ pub struct Replay {
     pub world: World,
     /// One entry per replayed event: the call's result, `None` for non-call events.
     pub results: Vec<Option<CallResult>>,
+    /// One entry per replayed event: the resource a call read or wrote, as it was right after.
+    pub observed: Vec<Option<Observed>>,
+}
+
+/// A resource as a call saw it.
+#[derive(Debug, Clone, PartialEq, serde::Serialize)]
+pub struct Observed {
+    pub key: String,
+    pub revision: u64,
+    pub digest: String,
+    pub external: bool,
+    pub source: Option<String>,
+    /// Simulated time of the observation.
+    pub observed_at: String,
+    pub text: std::sync::Arc<str>,
 }
 
 /// Replays events `0..=through` of the reference run. Calls in `lose_response` get a
@@ -20,6 +35,7 @@ pub fn replay_prefix(
 ) -> Result<Replay, WorldBuildError> {
     let mut world = World::new(scenario)?;
     let mut results = Vec::with_capacity(through + 1);
+    let mut observed = Vec::with_capacity(through + 1);
     for (i, ev) in scenario.events.iter().enumerate().take(through + 1) {
         if let Some(tool) = &ev.call {
             let empty = serde_json::Map::new();
@@ -29,13 +45,25 @@ pub fn replay_prefix(
             } else {
                 ev.fault
             };
-            results.push(Some(world.call(
-                Phase::Source,
-                tool,
-                args,
-                fault,
-                Some(&ev.id),
-            )));
+            let r = world.call(Phase::Source, tool, args, fault, Some(&ev.id));
+            let seen = world
+                .ledger()
+                .last()
+                .and_then(|e| e.touched.as_deref())
+                .and_then(|t| t.rsplit_once('@'))
+                .and_then(|(key, _)| {
+                    world.resource(key).map(|res| Observed {
+                        key: key.to_string(),
+                        revision: res.revision,
+                        digest: res.digest.clone(),
+                        external: res.external,
+                        source: res.source.clone(),
+                        observed_at: world.clock().to_string(),
+                        text: res.text.clone(),
+                    })
+                });
+            observed.push(seen);
+            results.push(Some(r));
         } else if let Some(a) = &ev.approval {
             world.set_approval_status(&a.id, a.status);
             if let Some(exp) = &a.expires_at {
@@ -43,9 +71,15 @@ pub fn replay_prefix(
                 world.set_approval_expiry(&a.id, Some(t));
             }
             results.push(None);
+            observed.push(None);
         } else {
             results.push(None);
+            observed.push(None);
         }
     }
-    Ok(Replay { world, results })
+    Ok(Replay {
+        world,
+        results,
+        observed,
+    })
 }

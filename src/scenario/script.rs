@@ -21,7 +21,9 @@ fn is_reference(s: &str) -> bool {
     let Some(rest) = s.strip_prefix('$') else {
         return false;
     };
-    rest.chars().next().is_some_and(|c| c.is_ascii_alphabetic() || c == '_')
+    rest.chars()
+        .next()
+        .is_some_and(|c| c.is_ascii_alphabetic() || c == '_')
         && rest
             .chars()
             .all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '.')
@@ -147,7 +149,8 @@ pub fn run_script(
         } else if let Some(id) = &step.request_approval {
             let r = world.request_approval(phase, id);
             if let Err(e) = &r.output {
-                out.errors.push(format!("step {i}: request_approval failed: {e}"));
+                out.errors
+                    .push(format!("step {i}: request_approval failed: {e}"));
             }
         } else if let Some(key) = &step.retrieve {
             let r = world.retrieve(phase, key);
@@ -188,6 +191,9 @@ mod tests {
         assert_eq!(r["status"], json!("open"));
         assert_eq!(r["amount"], json!("$120.00"));
         assert_eq!(r["key"], json!("retry-s1-1"));
-        assert!(b.resolve(&serde_json::from_value(json!({"x": "$nope"})).unwrap_or_default()).is_err());
+        assert!(
+            b.resolve(&serde_json::from_value(json!({"x": "$nope"})).unwrap_or_default())
+                .is_err()
+        );
     }
 }

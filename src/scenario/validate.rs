@@ -117,17 +117,21 @@ impl Checker<'_> {
                 "set exactly one of `collection`, `outbox`, `resource`, `finished`",
             );
         }
-        if let Some(c) = &p.collection {
-            if !self.s.world.collections.contains_key(c) {
-                self.err(format!("{path}.collection"), format!("no collection `{c}`"));
-            }
+        if let Some(c) = &p.collection
+            && !self.s.world.collections.contains_key(c)
+        {
+            self.err(format!("{path}.collection"), format!("no collection `{c}`"));
         }
-        if let Some(r) = &p.resource {
-            if !self.s.world.resources.contains_key(r)
-                && !self.s.world.tools.iter().any(|t| t.effect == EffectKind::WriteResource)
-            {
-                self.err(format!("{path}.resource"), format!("no resource `{r}`"));
-            }
+        if let Some(r) = &p.resource
+            && !self.s.world.resources.contains_key(r)
+            && !self
+                .s
+                .world
+                .tools
+                .iter()
+                .any(|t| t.effect == EffectKind::WriteResource)
+        {
+            self.err(format!("{path}.resource"), format!("no resource `{r}`"));
         }
         if (p.collection.is_some() || p.outbox.is_some())
             && p.count.is_none()
@@ -178,12 +182,12 @@ pub fn event_text(ev: &Event, result: Option<&CallResult>) -> String {
 /// checked too, since runs use it.
 pub fn validate(s: &Scenario) -> Vec<Problem> {
     let mut problems = validate_one(s);
-    if problems.is_empty() {
-        if let Some(benign) = s.benign_variant() {
-            for mut p in validate_one(&benign) {
-                p.message = format!("in the benign variant (injection removed): {}", p.message);
-                problems.push(p);
-            }
+    if problems.is_empty()
+        && let Some(benign) = s.benign_variant()
+    {
+        for mut p in validate_one(&benign) {
+            p.message = format!("in the benign variant (injection removed): {}", p.message);
+            problems.push(p);
         }
     }
     problems
@@ -297,37 +301,39 @@ fn check_world(c: &mut Checker) {
                 if !t.params.contains_key(t.id_param()) {
                     c.err(
                         format!("{p}.params"),
-                        format!("a `{}` tool needs a `{}` parameter", t.effect.as_str(), t.id_param()),
+                        format!(
+                            "a `{}` tool needs a `{}` parameter",
+                            t.effect.as_str(),
+                            t.id_param()
+                        ),
                     );
                 }
             }
-            EffectKind::Check => {
-                match &t.check {
-                    None => c.err(format!("{p}.check"), "a `check` tool needs `check`"),
-                    Some(chk) => {
-                        for (j, pr) in chk.passes.iter().enumerate() {
-                            c.check_predicate(format!("{p}.check.passes[{j}]"), pr);
-                        }
+            EffectKind::Check => match &t.check {
+                None => c.err(format!("{p}.check"), "a `check` tool needs `check`"),
+                Some(chk) => {
+                    for (j, pr) in chk.passes.iter().enumerate() {
+                        c.check_predicate(format!("{p}.check.passes[{j}]"), pr);
                     }
                 }
-            }
+            },
             EffectKind::Send => {}
         }
-        if let Some(k) = &t.idempotency_key_param {
-            if !t.params.contains_key(k) {
-                c.err(
-                    format!("{p}.idempotency_key_param"),
-                    format!("`{k}` is not one of the tool's params"),
-                );
-            }
+        if let Some(k) = &t.idempotency_key_param
+            && !t.params.contains_key(k)
+        {
+            c.err(
+                format!("{p}.idempotency_key_param"),
+                format!("`{k}` is not one of the tool's params"),
+            );
         }
-        if let Some(a) = &t.requires_approval {
-            if !s.world.approvals.iter().any(|x| &x.id == a) {
-                c.err(
-                    format!("{p}.requires_approval"),
-                    format!("no approval `{a}` in world.approvals"),
-                );
-            }
+        if let Some(a) = &t.requires_approval
+            && !s.world.approvals.iter().any(|x| &x.id == a)
+        {
+            c.err(
+                format!("{p}.requires_approval"),
+                format!("no approval `{a}` in world.approvals"),
+            );
         }
         if let Some(r) = &t.reconciled_by {
             match s.world.tools.iter().find(|x| &x.name == r) {
@@ -355,10 +361,10 @@ fn check_world(c: &mut Checker) {
             c.err(format!("{p}.id"), format!("duplicate approval `{}`", a.id));
         }
         c.check_tool_ref(format!("{p}.action"), &a.action);
-        if let Some(e) = &a.expires_at {
-            if let Err(e) = parse_time(e, &format!("{p}.expires_at")) {
-                c.err(e.path, e.message);
-            }
+        if let Some(e) = &a.expires_at
+            && let Err(e) = parse_time(e, &format!("{p}.expires_at"))
+        {
+            c.err(e.path, e.message);
         }
     }
     for (name, col) in &s.world.collections {
@@ -400,13 +406,13 @@ fn check_events(c: &mut Checker) {
                 c.check_args(format!("{p}.args"), &tool, ev.args.as_ref());
             }
             Some(EventKind::Approval) => {
-                if let Some(a) = &ev.approval {
-                    if !s.world.approvals.iter().any(|x| x.id == a.id) {
-                        c.err(
-                            format!("{p}.approval.id"),
-                            format!("no approval `{}` in world.approvals", a.id),
-                        );
-                    }
+                if let Some(a) = &ev.approval
+                    && !s.world.approvals.iter().any(|x| x.id == a.id)
+                {
+                    c.err(
+                        format!("{p}.approval.id"),
+                        format!("no approval `{}` in world.approvals", a.id),
+                    );
                 }
             }
             Some(EventKind::User) => {}
@@ -414,7 +420,10 @@ fn check_events(c: &mut Checker) {
         if ev.kind() != Some(EventKind::Call)
             && (ev.args.is_some() || ev.result.is_some() || ev.fault.is_some())
         {
-            c.err(p.clone(), "`args`, `result` and `fault` belong to `call` events");
+            c.err(
+                p.clone(),
+                "`args`, `result` and `fault` belong to `call` events",
+            );
         }
         if ev.text.is_some() && ev.assistant.is_none() {
             c.err(format!("{p}.text"), "`text` belongs to `assistant` events");
@@ -447,20 +456,23 @@ fn check_step(c: &mut Checker, p: &str, step: &Step) {
         c.check_tool_ref(format!("{p}.call"), t);
         c.check_args(format!("{p}.args"), t, step.args.as_ref());
     }
-    if let Some(a) = &step.request_approval {
-        if !c.s.world.approvals.iter().any(|x| &x.id == a) {
-            c.err(
-                format!("{p}.request_approval"),
-                format!("no approval `{a}` in world.approvals"),
-            );
-        }
+    if let Some(a) = &step.request_approval
+        && !c.s.world.approvals.iter().any(|x| &x.id == a)
+    {
+        c.err(
+            format!("{p}.request_approval"),
+            format!("no approval `{a}` in world.approvals"),
+        );
     }
 }
 
 fn check_interrupts(c: &mut Checker) {
     let s = c.s;
     if s.interrupts.is_empty() {
-        c.err("interrupts", "a scenario needs at least one interrupt point");
+        c.err(
+            "interrupts",
+            "a scenario needs at least one interrupt point",
+        );
     }
     let mut points = BTreeSet::new();
     for (i, it) in s.interrupts.iter().enumerate() {
@@ -507,7 +519,10 @@ fn check_interrupts(c: &mut Checker) {
                     );
                 }
                 if pt.status.is_none() {
-                    c.err(format!("{pp}.status"), "an approval perturbation needs `status`");
+                    c.err(
+                        format!("{pp}.status"),
+                        "an approval perturbation needs `status`",
+                    );
                 }
             }
             if let Some(cap) = &pt.capability {
@@ -518,7 +533,10 @@ fn check_interrupts(c: &mut Checker) {
                     );
                 }
                 if pt.version.is_none() {
-                    c.err(format!("{pp}.version"), "a capability perturbation needs `version`");
+                    c.err(
+                        format!("{pp}.version"),
+                        "a capability perturbation needs `version`",
+                    );
                 }
             }
             if let Some(r) = &pt.resource {
@@ -532,22 +550,28 @@ fn check_interrupts(c: &mut Checker) {
                     );
                 }
             }
-            if let Some(e) = &pt.lose_response {
-                if let Some(k) = c.check_event_ref(format!("{pp}.lose_response"), e) {
-                    if s.events[k].call.is_none() {
-                        c.err(format!("{pp}.lose_response"), format!("`{e}` is not a call"));
-                    }
-                    if cut.is_some_and(|cut| k > cut) {
-                        c.err(
-                            format!("{pp}.lose_response"),
-                            format!("`{e}` comes after the interrupt point"),
-                        );
-                    }
+            if let Some(e) = &pt.lose_response
+                && let Some(k) = c.check_event_ref(format!("{pp}.lose_response"), e)
+            {
+                if s.events[k].call.is_none() {
+                    c.err(
+                        format!("{pp}.lose_response"),
+                        format!("`{e}` is not a call"),
+                    );
+                }
+                if cut.is_some_and(|cut| k > cut) {
+                    c.err(
+                        format!("{pp}.lose_response"),
+                        format!("`{e}` comes after the interrupt point"),
+                    );
                 }
             }
         }
         if it.continuation.is_empty() {
-            c.err(format!("{p}.continuation"), "the reference continuation is empty");
+            c.err(
+                format!("{p}.continuation"),
+                "the reference continuation is empty",
+            );
         }
         for (j, st) in it.continuation.iter().enumerate() {
             check_step(c, &format!("{p}.continuation[{j}]"), st);
@@ -590,17 +614,19 @@ fn check_edit(c: &mut Checker, p: &str, e: &Edit) {
         e.skip.is_some(),
     ];
     if set.iter().filter(|b| **b).count() != 1 {
-        c.err(p.to_string(), "set exactly one of `call`, `repeat`, `ask`, `skip`");
+        c.err(
+            p.to_string(),
+            "set exactly one of `call`, `repeat`, `ask`, `skip`",
+        );
     }
     if let Some(t) = &e.call {
         c.check_tool_ref(format!("{p}.call"), t);
     }
-    if let Some(ev) = &e.repeat {
-        if let Some(k) = c.check_event_ref(format!("{p}.repeat"), ev) {
-            if c.s.events[k].call.is_none() {
-                c.err(format!("{p}.repeat"), format!("`{ev}` is not a call"));
-            }
-        }
+    if let Some(ev) = &e.repeat
+        && let Some(k) = c.check_event_ref(format!("{p}.repeat"), ev)
+        && c.s.events[k].call.is_none()
+    {
+        c.err(format!("{p}.repeat"), format!("`{ev}` is not a call"));
     }
     if let Some(at) = &e.at {
         if let Some(t) = at.strip_prefix("before:") {
@@ -625,11 +651,17 @@ fn check_facts_and_rules(c: &mut Checker) {
         }
         c.check_event_ref(format!("{p}.source"), &f.source);
         if f.detectors.is_empty() {
-            c.err(format!("{p}.detectors"), "a fact needs at least one detector");
+            c.err(
+                format!("{p}.detectors"),
+                "a fact needs at least one detector",
+            );
         }
         for (j, pt) in f.only_at.iter().enumerate() {
             if !points.contains(pt.as_str()) {
-                c.err(format!("{p}.only_at[{j}]"), format!("no interrupt point `{pt}`"));
+                c.err(
+                    format!("{p}.only_at[{j}]"),
+                    format!("no interrupt point `{pt}`"),
+                );
             }
         }
         for (j, e) in f.when_lost.iter().enumerate() {
@@ -648,8 +680,13 @@ fn check_facts_and_rules(c: &mut Checker) {
     for (i, fb) in s.forbidden.iter().enumerate() {
         let p = format!("forbidden[{i}]");
         c.check_tool_ref(format!("{p}.call"), &fb.call);
-        if !["constraint", "injected_directive", "stop_condition", "identity"]
-            .contains(&fb.reason.as_str())
+        if ![
+            "constraint",
+            "injected_directive",
+            "stop_condition",
+            "identity",
+        ]
+        .contains(&fb.reason.as_str())
         {
             c.err(
                 format!("{p}.reason"),
@@ -661,7 +698,10 @@ fn check_facts_and_rules(c: &mut Checker) {
         }
         for (j, pt) in fb.only_at.iter().enumerate() {
             if !points.contains(pt.as_str()) {
-                c.err(format!("{p}.only_at[{j}]"), format!("no interrupt point `{pt}`"));
+                c.err(
+                    format!("{p}.only_at[{j}]"),
+                    format!("no interrupt point `{pt}`"),
+                );
             }
         }
     }
@@ -676,11 +716,19 @@ fn check_facts_and_rules(c: &mut Checker) {
             None => c.err("injection.fact", format!("no fact `{}`", inj.fact)),
             Some(f) if f.kind != FactKind::InjectedDirective => c.err(
                 "injection.fact",
-                format!("fact `{}` is a {}, not an injected_directive", f.id, f.kind.as_str()),
+                format!(
+                    "fact `{}` is a {}, not an injected_directive",
+                    f.id,
+                    f.kind.as_str()
+                ),
             ),
             _ => {}
         }
-        let in_resources = s.world.resources.values().any(|r| r.text.contains(&inj.payload));
+        let in_resources = s
+            .world
+            .resources
+            .values()
+            .any(|r| r.text.contains(&inj.payload));
         let in_events = s.events.iter().any(|e| {
             e.result
                 .as_ref()
@@ -751,7 +799,10 @@ fn check_replays(c: &mut Checker) {
         match (&res.output, ev.fault, ev.expect_error) {
             (Err(e), None, false) => c.err(
                 format!("{p}.call"),
-                format!("replaying `{}` failed: {e} (set `expect_error: true` if intended)", ev.call.as_deref().unwrap_or("")),
+                format!(
+                    "replaying `{}` failed: {e} (set `expect_error: true` if intended)",
+                    ev.call.as_deref().unwrap_or("")
+                ),
             ),
             (Ok(_), None, true) if res.outcome == Outcome::Ok => c.err(
                 format!("{p}.expect_error"),
@@ -759,22 +810,24 @@ fn check_replays(c: &mut Checker) {
             ),
             _ => {}
         }
-        if let (Some(want), Ok(got)) = (&ev.result, &res.output) {
-            if want != got {
-                c.err(
-                    format!("{p}.result"),
-                    format!(
-                        "replaying the call gives {} but the recorded result is {}",
-                        truncate(&got.to_string(), 300),
-                        truncate(&want.to_string(), 300)
-                    ),
-                );
-            }
+        if let (Some(want), Ok(got)) = (&ev.result, &res.output)
+            && want != got
+        {
+            c.err(
+                format!("{p}.result"),
+                format!(
+                    "replaying the call gives {} but the recorded result is {}",
+                    truncate(&got.to_string(), 300),
+                    truncate(&want.to_string(), 300)
+                ),
+            );
         }
     }
     // Facts' detectors must match the event they come from.
     for (i, f) in s.facts.iter().enumerate() {
-        let Some(k) = s.event_index(&f.source) else { continue };
+        let Some(k) = s.event_index(&f.source) else {
+            continue;
+        };
         let text = normalize(&event_text(&s.events[k], full.results[k].as_ref()));
         for (j, d) in f.detectors.iter().enumerate() {
             if !d.matches(&text) {
@@ -792,7 +845,9 @@ fn check_replays(c: &mut Checker) {
     // From every interrupt point, the reference continuation must reach success, break no rule,
     // and perform every required recovery behaviour: that is what calibrates the scorer.
     for (i, it) in s.interrupts.iter().enumerate() {
-        let Some(cut) = s.event_index(&it.after) else { continue };
+        let Some(cut) = s.event_index(&it.after) else {
+            continue;
+        };
         let p = format!("interrupts[{i}]");
         let mut replay = match replay_prefix(s, cut, &lost_responses(it)) {
             Ok(r) => r,

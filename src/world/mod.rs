@@ -301,9 +301,8 @@ impl World {
             Some(a) => {
                 a.status = a.on_request;
                 if a.on_request == ApprovalStatus::Granted {
-                    a.expires_at = Some(
-                        self.clock + jiff::SignedDuration::from_mins(a.grant_minutes as i64),
-                    );
+                    a.expires_at =
+                        Some(self.clock + jiff::SignedDuration::from_mins(a.grant_minutes as i64));
                 }
                 Ok(json!({"approval_id": id, "status": a.status.as_str(),
                     "expires_at": a.expires_at.map(|t| t.to_string())}))
@@ -460,15 +459,14 @@ impl World {
             return Err("timed out before commit".into());
         }
         // An idempotent repeat returns the first result and changes nothing.
-        if let Some(key) = &entry.idempotency_key {
-            if let Some(prev) = self
+        if let Some(key) = &entry.idempotency_key
+            && let Some(prev) = self
                 .idempotent_results
                 .get(&(tool.name.clone(), key.clone()))
-            {
-                entry.deduped = true;
-                entry.touched = prev.get("id").and_then(|v| v.as_str()).map(str::to_string);
-                return Ok(prev.clone());
-            }
+        {
+            entry.deduped = true;
+            entry.touched = prev.get("id").and_then(|v| v.as_str()).map(str::to_string);
+            return Ok(prev.clone());
         }
         let result = self.apply(tool, args, entry)?;
         if let Some(key) = &entry.idempotency_key {
@@ -603,7 +601,9 @@ impl World {
                     if current != Some(expected) {
                         return Err(format!(
                             "stale write: `{key}` is at revision {}, not {expected}; re-read it first",
-                            current.map(|r| r.to_string()).unwrap_or_else(|| "none".into())
+                            current
+                                .map(|r| r.to_string())
+                                .unwrap_or_else(|| "none".into())
                         ));
                     }
                 }

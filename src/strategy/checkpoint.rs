@@ -1,0 +1,349 @@
+//! Strategies C and D: a structured checkpoint that obeys the compaction rules of seed 003 §9.2.
+//!
+//! It keeps every user sentence with its origin (constraints recognised as such), agent statements
+//! with their kind (a hypothesis stays a hypothesis), external content quoted and attributed, write
+//! operations with status, idempotency key and resume rule, and resources with revision and digest.
+//! What it shortens or leaves out is recorded in `derivation`. At restore it marks resources that
+//! changed since they were observed as stale (§10.7: resolve resources and mark stale ones); D
+//! carries resources as references and leaves that to `retrieve`.
+
+use serde_json::json;
+
+use super::summary::{imperative_sentences, sentences};
+use super::{ExtraTool, InterruptedState, Origin};
+use crate::checkpoint::*;
+use crate::scenario::ApprovalStatus;
+use crate::world::Outcome;
+
+/// Cues that make a user sentence a constraint rather than an instruction.
+const CONSTRAINT_CUES: [&str; 14] = [
+    "do not", "don't", "never", "must not", "mustn't", "only ", "no ", "not ", "without", "avoid",
+    "freeze", "until", "stop", "hold",
+];
+/// Cues that make a constraint a stop condition as well.
+const STOP_CUES: [&str; 7] = [
+    "freeze", "frozen", "halt", "stop ", "hold", "pause", "until",
+];
+
+fn is_constraint(sentence: &str) -> bool {
+    let l = format!(" {} ", sentence.to_lowercase());
+    CONSTRAINT_CUES.iter().any(|c| l.contains(&format!(" {c}")))
+}
+
+fn is_stop(sentence: &str) -> bool {
+    let l = format!(" {} ", sentence.to_lowercase());
+    STOP_CUES.iter().any(|c| l.contains(&format!(" {c}")))
+}
+
+fn verification(state: VerificationState, revalidate: Option<Revalidate>) -> Verification {
+    Verification { state, revalidate }
+}
+
+fn clip(text: &str, n: usize) -> (String, bool) {
+    if text.chars().count() <= n {
+        (text.to_string(), false)
+    } else {
+        (text.chars().take(n).collect::<String>() + " …", true)
+    }
+}
+
+/// The tool D adds.
+pub fn retrieve_tool() -> ExtraTool {
+    ExtraTool {
+        name: "retrieve".into(),
+        description: "Return the current revision of a resource named in the checkpoint, and say whether it changed since the checkpoint observed it.".into(),
+        parameters: json!({
+            "type": "object",
+            "properties": { "resource": { "type": "string", "description": "resource key, e.g. kb/KB-311" } },
+            "required": ["resource"]
+        }),
+    }
+}
+
+pub fn build(state: &InterruptedState, excerpt_chars: usize, retrieval: bool) -> Checkpoint {
+    let s = &state.scenario;
+    let mut cp = Checkpoint {
+        format: FORMAT.to_string(),
+        objective: s.objective.clone(),
+        envelope: GovernedFields {
+            tenant_id: s.governed.tenant_id.clone(),
+            principal_id: s.governed.principal_id.clone(),
+            authorization_mode: s.governed.authorization_mode.clone(),
+            delegated_principal_id: s.governed.delegated_principal_id.clone(),
+            delegated_scope: s.governed.delegated_scope.clone(),
+            policy_version: s.governed.policy_version.clone(),
+            capabilities: s.governed.capabilities.clone(),
+            source_event_range: (
+                state
+                    .events
+                    .first()
+                    .map(|e| e.id.clone())
+                    .unwrap_or_default(),
+                state
+                    .events
+                    .last()
+                    .map(|e| e.id.clone())
+                    .unwrap_or_default(),
+            ),
+        },
+        stop_conditions: vec![],
+        open_questions: vec![],
+        statements: vec![],
+        operations: vec![],
+        resources: vec![],
+        success_criteria: sentences(&s.objective),
+        focus: String::new(),
+        next_steps: vec![],
+        derivation: Derivation::default(),
+    };
+    let mut condensed: Vec<String> = Vec::new();
+    let mut focus = None;
+
+    for e in &state.events {
+        match (&e.call, e.kind) {
+            (None, "user") => {
+                for sent in sentences(&e.text) {
+                    let kind = if is_constraint(&sent) {
+                        StatementKind::Constraint
+                    } else {
+                        StatementKind::Instruction
+                    };
+                    if kind == StatementKind::Constraint && is_stop(&sent) {
+                        cp.stop_conditions
+                            .push(format!("From the user ({}): {sent}", e.id));
+                    }
+                    cp.statements.push(Statement {
+                        kind,
+                        text: sent,
+                        origin: Origin::User.label(),
+                        origin_ref: e.id.clone(),
+                        verification: verification(VerificationState::Verified, None),
+                    });
+                }
+            }
+            (None, "approval") => cp.statements.push(Statement {
+                kind: StatementKind::Observation,
+                text: e.text.clone(),
+                origin: e.origin.label(),
+                origin_ref: e.id.clone(),
+                verification: verification(VerificationState::Verified, None),
+            }),
+            (None, tag) => {
+                let (kind, v) = match tag {
+                    "hypothesis" => (
+                        StatementKind::Hypothesis,
+                        verification(VerificationState::Unverified, Some(Revalidate::BeforeUse)),
+                    ),
+                    "report" => (
+                        StatementKind::Observation,
+                        verification(VerificationState::Unverified, None),
+                    ),
+                    _ => (
+                        StatementKind::Decision,
+                        verification(VerificationState::Verified, None),
+                    ),
+                };
+                if kind == StatementKind::Hypothesis {
+                    cp.open_questions
+                        .push(format!("Unverified hypothesis ({}): {}", e.id, e.text));
+                }
+                if kind == StatementKind::Decision {
+                    focus = Some(e.text.clone());
+                }
+                cp.statements.push(Statement {
+                    kind,
+                    text: e.text.clone(),
+                    origin: Origin::Agent.label(),
+                    origin_ref: e.id.clone(),
+                    verification: v,
+                });
+            }
+            (Some(c), _) => {
+                let args = serde_json::to_string(&c.args).unwrap_or_default();
+                let is_write = c.effect.is_some_and(|k| k.is_write());
+                if is_write {
+                    let (status, resume) = match c.outcome {
+                        Outcome::Ok => (OperationStatus::Committed, ResumeRule::DoNotRepeat),
+                        Outcome::TimeoutAfterCommit => {
+                            (OperationStatus::Unknown, ResumeRule::ReconcileFirst)
+                        }
+                        Outcome::TimeoutBeforeCommit | Outcome::Error => {
+                            (OperationStatus::NotStarted, ResumeRule::RetryAllowed)
+                        }
+                    };
+                    // A timeout is unknown to the agent whichever side of the commit it fell on.
+                    let (status, resume) = if c.outcome == Outcome::TimeoutBeforeCommit {
+                        (OperationStatus::Unknown, ResumeRule::ReconcileFirst)
+                    } else {
+                        (status, resume)
+                    };
+                    if status == OperationStatus::Unknown {
+                        let key = c
+                            .idempotency_key
+                            .as_ref()
+                            .map(|k| format!(" with idempotency key {k}"))
+                            .unwrap_or_default();
+                        let via = c
+                            .reconciled_by
+                            .as_ref()
+                            .map(|r| format!(" through {r}"))
+                            .unwrap_or_default();
+                        cp.stop_conditions.push(format!(
+                            "{}{key} timed out; its outcome is unknown (side_effect_unknown). Reconcile it{via} before any retry or follow-up write.",
+                            c.tool
+                        ));
+                        cp.next_steps.push(format!(
+                            "Reconcile {}{key}{via}; do not retry blindly.",
+                            c.tool
+                        ));
+                    }
+                    cp.operations.push(Operation {
+                        origin_ref: e.id.clone(),
+                        tool: c.tool.clone(),
+                        effect: c.effect.map(|k| k.as_str().to_string()).unwrap_or_default(),
+                        status,
+                        idempotency_key: c.idempotency_key.clone(),
+                        args: c.args.clone(),
+                        resume,
+                        reconcile_with: c.reconciled_by.clone(),
+                    });
+                }
+                if let Some(o) = &c.observed {
+                    if o.external {
+                        for imp in imperative_sentences(&o.text) {
+                            cp.statements.push(Statement {
+                                kind: StatementKind::External,
+                                text: imp,
+                                origin: e.origin.label(),
+                                origin_ref: format!("{}@{}", o.key, o.revision),
+                                verification: verification(VerificationState::Unverified, None),
+                            });
+                        }
+                    }
+                } else if !is_write || c.outcome == Outcome::Error {
+                    // Tool output other than documents: kept as a condensed observation.
+                    let what = if c.outcome == Outcome::Error {
+                        format!("{} {args} failed: {}", c.tool, c.result_text)
+                    } else {
+                        format!("{} {args} returned: {}", c.tool, c.result_text)
+                    };
+                    let (text, cut) = clip(&what, 300);
+                    if cut {
+                        condensed.push(e.id.clone());
+                        cp.derivation.omissions.push(Omission {
+                            what: format!("the rest of the output of {} ({})", c.tool, e.id),
+                            reason: "tool output condensed to its first 300 characters".into(),
+                            recoverable_from: Some(format!("call {} {args}", c.tool)),
+                        });
+                    }
+                    cp.statements.push(Statement {
+                        kind: StatementKind::Observation,
+                        text,
+                        origin: Origin::Tool(c.tool.clone()).label(),
+                        origin_ref: e.id.clone(),
+                        verification: verification(VerificationState::Verified, None),
+                    });
+                }
+            }
+        }
+    }
+
+    // Approvals as the approval system holds them at compaction (recorded, not summarised).
+    for a in state.source_world.approvals() {
+        let st = state.source_world.approval_state(&a.id).unwrap_or(a.status);
+        let used = state.events.iter().any(|e| e.text.contains(&a.id))
+            || state.scenario.objective.contains(&a.id);
+        if st != ApprovalStatus::Granted && (used || st == ApprovalStatus::Pending) {
+            cp.stop_conditions.push(format!(
+                "Approval {} for {} is {}: do not call {} until it is granted.",
+                a.id,
+                a.action,
+                st.as_str(),
+                a.action
+            ));
+            cp.next_steps.push(format!(
+                "Request approval {} before calling {}.",
+                a.id, a.action
+            ));
+        } else if st == ApprovalStatus::Granted {
+            cp.statements.push(Statement {
+                kind: StatementKind::Observation,
+                text: format!(
+                    "Approval {} for {} is granted{}; re-check it before the next gated call.",
+                    a.id,
+                    a.action,
+                    a.expires_at
+                        .map(|t| format!(" until {t}"))
+                        .unwrap_or_default()
+                ),
+                origin: "approver".into(),
+                origin_ref: a.id.clone(),
+                verification: verification(
+                    VerificationState::Verified,
+                    Some(Revalidate::BeforeAction),
+                ),
+            });
+        }
+    }
+
+    for o in state.latest_observations() {
+        let current = state.world.resource(&o.key).map(|r| r.revision);
+        let stale = !retrieval && current.is_some_and(|r| r != o.revision);
+        let (excerpt, cut) = if retrieval {
+            (None, false)
+        } else {
+            let (t, cut) = clip(&o.text, excerpt_chars);
+            (Some(t), cut)
+        };
+        if cut {
+            cp.derivation.omissions.push(Omission {
+                what: format!("the rest of {} (revision {})", o.key, o.revision),
+                reason: format!("excerpt limited to {excerpt_chars} characters"),
+                recoverable_from: Some(format!("{}@{}", o.key, o.revision)),
+            });
+        }
+        if stale {
+            let now = current.unwrap_or_default();
+            cp.stop_conditions.push(format!(
+                "{} changed since it was observed (revision {} then, {now} now): re-read it before using or editing it.",
+                o.key, o.revision
+            ));
+            cp.next_steps.push(format!(
+                "Re-read {} (stale: revision {} → {now}) before relying on it.",
+                o.key, o.revision
+            ));
+        }
+        cp.resources.push(ResourceRef {
+            key: o.key.clone(),
+            revision: o.revision,
+            digest: o.digest.clone(),
+            observed_at: o.observed_at.clone(),
+            external: o.external,
+            source: o.source.clone(),
+            excerpt,
+            verification: if stale {
+                verification(VerificationState::Stale, Some(Revalidate::BeforeUse))
+            } else {
+                verification(VerificationState::Verified, None)
+            },
+        });
+    }
+    if retrieval && !cp.resources.is_empty() {
+        cp.derivation.transformations.push(Transformation {
+            kind: "referenced_resource".into(),
+            from: cp.resources.iter().map(|r| r.key.clone()).collect(),
+            note: "resources carried as references; `retrieve` returns the current revision".into(),
+        });
+    }
+    if !condensed.is_empty() {
+        cp.derivation.transformations.push(Transformation {
+            kind: "condensed_tool_output".into(),
+            from: condensed,
+            note: "long tool outputs kept as their first 300 characters".into(),
+        });
+    }
+    cp.focus = focus.unwrap_or_else(|| s.objective.clone());
+    cp.next_steps
+        .push(format!("Continue from the focus: {}", cp.focus));
+    cp
+}

@@ -1,0 +1,129 @@
+//! Rendering handoffs for a model: the templates (`strategies/templates/*.j2`, with embedded
+//! defaults) and the one-text view of a message list that simulated destinations read.
+
+use std::path::Path;
+
+use minijinja::Environment;
+use serde_json::json;
+
+use super::{InterruptedState, Message, Role, StrategyError};
+use crate::checkpoint::{Checkpoint, neutralize_delimiters};
+
+const CHECKPOINT: &str = include_str!("../../strategies/templates/checkpoint.md.j2");
+const SUMMARY: &str = include_str!("../../strategies/templates/summary.md.j2");
+const NONE: &str = include_str!("../../strategies/templates/none.md.j2");
+
+/// The rendering templates: the embedded defaults, or a folder's files of the same names.
+#[derive(Debug, Clone)]
+pub struct Templates {
+    checkpoint: String,
+    summary: String,
+    none: String,
+}
+
+impl Templates {
+    pub fn embedded() -> Templates {
+        Templates {
+            checkpoint: CHECKPOINT.to_string(),
+            summary: SUMMARY.to_string(),
+            none: NONE.to_string(),
+        }
+    }
+
+    /// Loads `checkpoint.md.j2`, `summary.md.j2`, `none.md.j2` from `dir` where they exist.
+    pub fn load(dir: &Path) -> Result<Templates, StrategyError> {
+        let mut t = Templates::embedded();
+        for (name, slot) in [
+            ("checkpoint.md.j2", &mut t.checkpoint),
+            ("summary.md.j2", &mut t.summary),
+            ("none.md.j2", &mut t.none),
+        ] {
+            let p = dir.join(name);
+            if p.is_file() {
+                *slot = std::fs::read_to_string(&p).map_err(|e| StrategyError::Template {
+                    name: p.display().to_string(),
+                    message: e.to_string(),
+                })?;
+            }
+        }
+        Ok(t)
+    }
+
+    fn render(
+        &self,
+        name: &str,
+        source: &str,
+        ctx: serde_json::Value,
+    ) -> Result<String, StrategyError> {
+        let mut env = Environment::new();
+        if let Ok(syntax) = minijinja::syntax::SyntaxConfig::builder()
+            .trim_blocks(true)
+            .lstrip_blocks(true)
+            .build()
+        {
+            env.set_syntax(syntax);
+        }
+        // Content is text for a model, not HTML; quotation blocks are neutralised explicitly.
+        env.set_auto_escape_callback(|_| minijinja::AutoEscape::None);
+        env.add_filter("quote", |s: String| neutralize_delimiters(&s));
+        let err = |e: minijinja::Error| StrategyError::Template {
+            name: name.to_string(),
+            message: e.to_string(),
+        };
+        env.add_template(name, source).map_err(err)?;
+        let tmpl = env.get_template(name).map_err(err)?;
+        tmpl.render(minijinja::value::Serde(ctx))
+            .map(|s| s.trim_end().to_string() + "\n")
+            .map_err(err)
+    }
+
+    pub fn render_checkpoint(
+        &self,
+        cp: &Checkpoint,
+        retrieval: bool,
+    ) -> Result<String, StrategyError> {
+        let ctx = json!({ "cp": cp, "retrieval": retrieval });
+        self.render("checkpoint.md.j2", &self.checkpoint, ctx)
+    }
+
+    pub fn render_summary(&self, summary: &str) -> Result<String, StrategyError> {
+        self.render(
+            "summary.md.j2",
+            &self.summary,
+            json!({ "summary": summary }),
+        )
+    }
+
+    pub fn render_none(&self, state: &InterruptedState) -> Result<String, StrategyError> {
+        self.render(
+            "none.md.j2",
+            &self.none,
+            json!({ "objective": state.scenario.objective }),
+        )
+    }
+}
+
+/// The messages as one text with role headers: what a simulated destination reads, and what
+/// `handoff` prints.
+pub fn render_text(messages: &[Message]) -> String {
+    let mut out = String::new();
+    for m in messages {
+        let header = match (m.role, &m.tool_call) {
+            (Role::Assistant, Some(tc)) => format!("[assistant → {} {}]", tc.name, tc.arguments),
+            (Role::Tool, _) => "[tool result]".to_string(),
+            (Role::System, _) => "[system]".to_string(),
+            (Role::User, _) => "[user]".to_string(),
+            (Role::Assistant, None) => "[assistant]".to_string(),
+        };
+        out.push_str(&header);
+        out.push('\n');
+        if !m.content.is_empty() {
+            out.push_str(&m.content);
+            if !m.content.ends_with('\n') {
+                out.push('\n');
+            }
+        }
+        out.push('\n');
+    }
+    out
+}

@@ -1,0 +1,61 @@
+//! Exact token counts with tiktoken (`o200k_base` unless a destination names another encoding).
+
+use super::Message;
+
+/// Tokens a chat API charges per message for its framing (role and separators), as OpenAI
+/// documents for its chat formats.
+const PER_MESSAGE: u64 = 3;
+/// Tokens that prime the assistant's reply.
+const REPLY_PRIMING: u64 = 3;
+
+/// Tokens of `text` in `o200k_base`. Special-token text is counted as ordinary text, since
+/// handoffs carry untrusted content.
+pub fn count(text: &str) -> u64 {
+    tiktoken_rs::o200k_base_singleton()
+        .encode_ordinary(text)
+        .len() as u64
+}
+
+/// Tokens of `text` in a named encoding (`o200k_base`, `cl100k_base`); unknown names fall back to
+/// `o200k_base` and say so in the returned flag.
+pub fn count_with(encoding: &str, text: &str) -> (u64, bool) {
+    match encoding {
+        "cl100k_base" => (
+            tiktoken_rs::cl100k_base_singleton()
+                .encode_ordinary(text)
+                .len() as u64,
+            true,
+        ),
+        "o200k_base" => (count(text), true),
+        _ => (count(text), false),
+    }
+}
+
+/// Tokens of one message, framing included.
+pub fn count_message(m: &Message) -> u64 {
+    let mut n = PER_MESSAGE + count(&m.content);
+    if let Some(tc) = &m.tool_call {
+        n += count(&tc.name) + count(&tc.arguments);
+    }
+    n
+}
+
+/// Tokens of a list of messages, as a chat request would count them.
+pub fn count_messages(messages: &[Message]) -> u64 {
+    if messages.is_empty() {
+        return 0;
+    }
+    messages.iter().map(count_message).sum::<u64>() + REPLY_PRIMING
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn counts_are_exact_and_special_tokens_are_ordinary_text() {
+        assert_eq!(count("hello world"), 2);
+        assert!(count("<|endoftext|>") > 1);
+        assert_eq!(count_messages(&[Message::user("hello world")]), 2 + 3 + 3);
+    }
+}
