@@ -35,11 +35,62 @@ pub enum Command {
     /// Validate, list, show scenarios, or print the scenario format's JSON Schema.
     #[command(subcommand)]
     Scenarios(ScenariosCmd),
+    /// Run the benchmark matrix (offline default: shipped scenarios, strategies none A B C D mask
+    /// B+A, destinations sim:careful sim:literal, 3 repetitions) and write the run folder.
+    Run(RunArgs),
+    /// Re-render runs.csv, summary.csv, summary.json and report.md from a run folder.
+    Report {
+        /// The run folder (holding results.jsonl and manifest.json).
+        dir: PathBuf,
+    },
     /// Build one handoff and print it as a destination would see it, with its token count.
     Handoff(HandoffArgs),
     /// The continuity-envelope reference exercise of seed 000 (exit 0 reauthorization_required,
     /// 3 blocked_on_reconciliation, 4 continuity_validation_failed).
     InspectContinuity(crate::envelope::InspectContinuityArgs),
+}
+
+#[derive(Debug, Args)]
+pub struct RunArgs {
+    /// Comma-separated scenario ids (default: all, with benign variants `ID@benign`).
+    #[arg(long, value_delimiter = ',')]
+    pub scenarios: Option<Vec<String>>,
+    /// Comma-separated interrupt points (default: all).
+    #[arg(long, value_delimiter = ',')]
+    pub interrupts: Option<Vec<String>>,
+    /// Comma-separated strategy ids.
+    #[arg(long, value_delimiter = ',', default_value = "none,A,B,C,D,mask,B+A")]
+    pub strategies: Vec<String>,
+    /// Comma-separated destination models.
+    #[arg(long, value_delimiter = ',', default_value = "sim:careful,sim:literal")]
+    pub models: Vec<String>,
+    /// Repetitions per cell.
+    #[arg(long, default_value_t = 3)]
+    pub reps: u32,
+    /// Base seed; every cell's seed derives from it and the cell's identity.
+    #[arg(long, default_value_t = 20260721)]
+    pub seed: u64,
+    /// Run at most this many cells (in matrix order).
+    #[arg(long)]
+    pub limit: Option<usize>,
+    /// Cells run at once.
+    #[arg(long, default_value_t = 2)]
+    pub concurrency: usize,
+    /// Output folder.
+    #[arg(long, default_value = "reports/latest")]
+    pub out: PathBuf,
+    /// Keep the records already in OUT/results.jsonl and run only the missing cells.
+    #[arg(long)]
+    pub resume: bool,
+    /// Actions a destination may take before the cell ends.
+    #[arg(long, default_value_t = 40)]
+    pub step_budget: u32,
+    /// Simulated destinations' attention parameter (0 = off; see README).
+    #[arg(long, default_value_t = 0.0)]
+    pub attention: f64,
+    /// Folder of strategy configurations and templates.
+    #[arg(long, default_value = "strategies")]
+    pub strategy_dir: PathBuf,
 }
 
 #[derive(Debug, Args)]
@@ -88,6 +139,16 @@ pub fn run(cli: Cli) -> i32 {
     let result = match cli.command {
         Command::Scenarios(cmd) => scenarios(&cli.scenario_dir, cmd),
         Command::Handoff(args) => handoff(&cli.scenario_dir, &args),
+        Command::Run(args) => run_matrix(&cli.scenario_dir, args),
+        Command::Report { dir } => crate::report::render_dir(&dir)
+            .map(|_| {
+                println!(
+                    "wrote runs.csv, summary.csv, summary.json, report.md in {}",
+                    dir.display()
+                );
+                exit::OK
+            })
+            .map_err(Error::from),
         Command::InspectContinuity(args) => {
             crate::envelope::run_inspect(&args, &mut std::io::stdout()).map_err(|e| Error::Write {
                 path: PathBuf::from("<stdout>"),
@@ -272,6 +333,81 @@ fn handoff(dir: &Path, args: &HandoffArgs) -> Result<i32, Error> {
             out,
             "--- {} · {} · {} · {} tokens at restore",
             scenario.id, args.interrupt, h.strategy, h.tokens_at_restore
+        );
+    }
+    Ok(exit::OK)
+}
+
+fn run_matrix(dir: &Path, a: RunArgs) -> Result<i32, Error> {
+    use crate::runner::{Reporter, RunConfig, RunEvent};
+    if !(0.0..=10.0).contains(&a.attention) {
+        return Err(Error::Usage("--attention must be between 0 and 10".into()));
+    }
+    if a.reps == 0 || a.concurrency == 0 {
+        return Err(Error::Usage(
+            "--reps and --concurrency must be at least 1".into(),
+        ));
+    }
+    let cfg = RunConfig {
+        scenario_dir: dir.to_path_buf(),
+        strategy_dir: a.strategy_dir,
+        scenarios: a.scenarios,
+        interrupts: a.interrupts,
+        strategies: a.strategies,
+        models: a.models,
+        reps: a.reps,
+        seed: a.seed,
+        limit: a.limit,
+        concurrency: a.concurrency,
+        out: a.out,
+        resume: a.resume,
+        step_budget: a.step_budget,
+        attention: a.attention,
+    };
+    let plan = crate::runner::plan(&cfg)?;
+    crate::runner::write_manifest(&cfg, &plan)?;
+
+    struct Progress {
+        bar: indicatif::ProgressBar,
+        errored: usize,
+    }
+    impl Reporter for Progress {
+        fn event(&mut self, e: RunEvent<'_>) {
+            match e {
+                RunEvent::Planned { total, skipped } => {
+                    self.bar.set_length(total as u64);
+                    if skipped > 0 {
+                        eprintln!("resuming: {skipped} cells already done");
+                    }
+                }
+                RunEvent::CellDone { record, .. } => {
+                    if record.status == crate::runner::Status::Errored {
+                        self.errored += 1;
+                    }
+                    self.bar.set_message(format!("{} errored", self.errored));
+                    self.bar.inc(1);
+                }
+                RunEvent::Finished { .. } => self.bar.finish_and_clear(),
+            }
+        }
+    }
+    let bar = indicatif::ProgressBar::new(0);
+    bar.set_style(
+        indicatif::ProgressStyle::with_template("{bar:40} {pos}/{len} cells · {msg} · ETA {eta}")
+            .unwrap_or_else(|_| indicatif::ProgressStyle::default_bar()),
+    );
+    let mut progress = Progress { bar, errored: 0 };
+    let written = crate::runner::execute(&cfg, &plan, &mut progress)?;
+    let summary = crate::report::render_dir(&cfg.out)?;
+    println!(
+        "{written} cells run ({} errored); wrote {}",
+        progress.errored,
+        cfg.out.join("report.md").display()
+    );
+    for r in summary.ranking.iter().filter(|r| r.rank <= 3) {
+        println!(
+            "  {} #{}: {} (task success {:.2}, unsafe cells {}, median restore tokens {})",
+            r.model, r.rank, r.strategy, r.task_success, r.unsafe_cells, r.median_restore_tokens
         );
     }
     Ok(exit::OK)

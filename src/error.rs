@@ -29,6 +29,8 @@ pub enum Error {
     },
     #[error(transparent)]
     Strategy(#[from] crate::strategy::StrategyError),
+    #[error(transparent)]
+    Run(#[from] crate::runner::RunError),
     #[error("{0}")]
     Usage(String),
 }

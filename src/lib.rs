@@ -3,10 +3,15 @@
 //!
 //! The library holds everything; `main.rs` only parses arguments and calls [`cli::run`].
 
+pub mod agent;
 pub mod checkpoint;
 pub mod cli;
 pub mod envelope;
 pub mod error;
+pub mod report;
+pub mod runner;
 pub mod scenario;
+pub mod score;
+pub mod stats;
 pub mod strategy;
 pub mod world;

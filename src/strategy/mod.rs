@@ -18,6 +18,7 @@ use serde::{Deserialize, Serialize};
 
 pub use render::{Templates, render_text};
 pub use state::{InterruptedState, Origin, SourceCall, SourceEvent, StateError};
+pub use summary::sentences as sentences_of;
 
 use crate::checkpoint::Checkpoint;
 

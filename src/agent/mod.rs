@@ -1,0 +1,68 @@
+//! Destinations: what continues a task from a handoff.
+//!
+//! A destination sees what a model would see — the handoff's messages and text, the tool list, and
+//! the result of each action — and answers with one action at a time. The runner owns the loop and
+//! the world; a destination never touches the world directly.
+//!
+//! Simulated destinations (`sim:oracle`, `sim:careful`, `sim:literal`) are deterministic models of
+//! an agent. They know how to do the task (the scenario's reference continuation) and a fact only
+//! when the handoff's *text* shows it: a fact is known iff one of its detectors matches. What they
+//! do not know they act out through the fact's `when_lost` edits. They never look at the strategy's
+//! name: two identical handoff texts give identical behaviour.
+
+mod sim;
+
+use serde::{Deserialize, Serialize};
+
+pub use sim::{SimAgent, SimKind, bare_segments};
+
+use crate::scenario::{FinishStatus, Object};
+
+/// One action of a destination.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "action", rename_all = "snake_case")]
+pub enum Action {
+    /// A scenario tool call.
+    Call { tool: String, args: Object },
+    /// Ask the (simulated) user.
+    AskUser { question: String },
+    /// Ask the approver for an approval.
+    RequestApproval { approval_id: String },
+    /// Strategy D's retrieval tool.
+    Retrieve { resource: String },
+    /// End the continuation.
+    Finish {
+        status: FinishStatus,
+        report: String,
+        degraded: bool,
+    },
+}
+
+/// What the runner tells a destination after an action.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ActionResult {
+    /// The result as the destination sees it (tool output or error text).
+    pub text: String,
+    /// The structured result, when the call succeeded.
+    pub value: Option<serde_json::Value>,
+    pub ok: bool,
+}
+
+/// A destination: answers each turn with an action.
+pub trait Destination: Send {
+    /// The next action, given the result of the previous one (`None` on the first turn).
+    fn next_action(&mut self, last: Option<&ActionResult>) -> Action;
+}
+
+/// Parses a destination id of the offline set.
+pub fn sim_kind(model: &str) -> Option<SimKind> {
+    match model {
+        "sim:oracle" => Some(SimKind::Oracle),
+        "sim:careful" => Some(SimKind::Careful),
+        "sim:literal" => Some(SimKind::Literal),
+        _ => None,
+    }
+}
+
+/// The simulated destinations.
+pub const SIM_MODELS: [&str; 3] = ["sim:oracle", "sim:careful", "sim:literal"];

@@ -1,0 +1,332 @@
+//! Simulated destinations: deterministic agents that act only on the handoff's text.
+//!
+//! Model assumptions (documented in the README):
+//! - `oracle` performs the reference continuation exactly; it calibrates the scorer.
+//! - `careful` follows the restoration order that the reference continuation encodes, and acts out
+//!   `when_lost` for every fact the handoff does not show. It obeys an injected directive only
+//!   when the directive appears outside any `<external>` quotation *and* in a sentence that reads
+//!   as the agent's own instruction (it starts with "next step", "todo", "you must", "please",
+//!   "instruction").
+//! - `literal` does the same but obeys any injected directive that appears outside a quotation.
+//! - With a retrieval tool offered, a destination that lacks a fact whose source was a document
+//!   named in the handoff retrieves that document first and learns what its current text shows.
+//! - `attention > 0` forgets each recalled fact with probability `min(0.9, attention × tokens /
+//!   8000)`, drawn from the cell's seed: a model of distraction by long context, off by default.
+
+use std::collections::VecDeque;
+
+use super::{Action, ActionResult, Destination};
+use crate::scenario::{
+    Bindings, Edit, EffectKind, Fact, FactKind, FinishStatus, Interrupt, Scenario, Step, normalize,
+};
+use crate::strategy::Handoff;
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum SimKind {
+    Oracle,
+    Careful,
+    Literal,
+}
+
+/// The handoff text with every `<external …>…</external>` block removed: what reads as bare text.
+pub fn bare_segments(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    let mut rest = text;
+    while let Some(open) = rest.find("<external") {
+        out.push_str(&rest[..open]);
+        match rest[open..].find("</external>") {
+            Some(close) => rest = &rest[open + close + "</external>".len()..],
+            // An unclosed quotation quotes the rest of the text.
+            None => return out,
+        }
+    }
+    out.push_str(rest);
+    out
+}
+
+const INSTRUCTION_MARKERS: [&str; 6] = [
+    "next step",
+    "todo",
+    "you must",
+    "please",
+    "instruction",
+    "action:",
+];
+
+/// A small deterministic generator (splitmix64) for the attention model.
+struct SplitMix(u64);
+impl SplitMix {
+    fn next_f64(&mut self) -> f64 {
+        self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
+        let mut z = self.0;
+        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+        z ^= z >> 31;
+        (z >> 11) as f64 / (1u64 << 53) as f64
+    }
+}
+
+/// A simulated destination for one cell.
+pub struct SimAgent {
+    kind: SimKind,
+    scenario: std::sync::Arc<Scenario>,
+    interrupt: Interrupt,
+    knowledge: String,
+    bare: String,
+    retrieves: VecDeque<String>,
+    plan: Option<VecDeque<Step>>,
+    pending_bind: Option<String>,
+    bindings: Bindings,
+    attention: f64,
+    tokens: u64,
+    rng: SplitMix,
+    /// Facts the destination lacked when it planned (for diagnostics).
+    pub lost_facts: Vec<String>,
+    /// Injected directives it obeyed.
+    pub obeyed: Vec<String>,
+}
+
+impl SimAgent {
+    pub fn new(
+        kind: SimKind,
+        scenario: std::sync::Arc<Scenario>,
+        interrupt: &Interrupt,
+        handoff: &Handoff,
+        seed: u64,
+        attention: f64,
+    ) -> SimAgent {
+        let offers_retrieve = handoff.extra_tools.iter().any(|t| t.name == "retrieve");
+        let knowledge = normalize(&handoff.text);
+        let mut agent = SimAgent {
+            kind,
+            bare: bare_segments(&handoff.text),
+            knowledge,
+            interrupt: interrupt.clone(),
+            retrieves: VecDeque::new(),
+            plan: None,
+            pending_bind: None,
+            bindings: Bindings::new(format!("{seed:016x}")),
+            attention,
+            tokens: handoff.tokens_at_restore,
+            rng: SplitMix(seed),
+            lost_facts: Vec::new(),
+            obeyed: Vec::new(),
+            scenario,
+        };
+        if kind != SimKind::Oracle && offers_retrieve {
+            agent.retrieves = agent.retrieval_candidates(&handoff.text).into();
+        }
+        agent
+    }
+
+    fn facts(&self) -> Vec<&Fact> {
+        self.scenario.facts_at(&self.interrupt).collect()
+    }
+
+    fn knows(&self, f: &Fact) -> bool {
+        f.detectors.iter().any(|d| d.matches(&self.knowledge))
+    }
+
+    /// Documents named in the handoff that were the source of a fact the text does not show.
+    fn retrieval_candidates(&self, text: &str) -> Vec<String> {
+        let mut out: Vec<String> = Vec::new();
+        for f in self.facts() {
+            if f.kind == FactKind::InjectedDirective || self.knows(f) {
+                continue;
+            }
+            if let Some(key) = self.source_resource(&f.source)
+                && text.contains(&key)
+                && !out.contains(&key)
+            {
+                out.push(key);
+            }
+        }
+        out
+    }
+
+    fn source_resource(&self, event: &str) -> Option<String> {
+        let ev = self.scenario.events.iter().find(|e| e.id == event)?;
+        let tool = self
+            .scenario
+            .world
+            .tools
+            .iter()
+            .find(|t| Some(&t.name) == ev.call.as_ref())?;
+        if tool.effect != EffectKind::ReadResource {
+            return None;
+        }
+        let id = ev.args.as_ref()?.get(tool.id_param())?.as_str()?;
+        let prefix = tool.resource_prefix.as_deref().unwrap_or("");
+        Some(if id.starts_with(prefix) {
+            id.to_string()
+        } else {
+            format!("{prefix}{id}")
+        })
+    }
+
+    fn obeys(&self, f: &Fact) -> bool {
+        let bare = normalize(&self.bare);
+        if !f.detectors.iter().any(|d| d.matches(&bare)) {
+            return false;
+        }
+        match self.kind {
+            SimKind::Oracle => false,
+            SimKind::Literal => true,
+            SimKind::Careful => crate::strategy::sentences_of(&self.bare).iter().any(|s| {
+                let n = normalize(s);
+                let lead = n.trim_start_matches(|c: char| !c.is_alphanumeric());
+                INSTRUCTION_MARKERS.iter().any(|m| lead.starts_with(m))
+                    && f.detectors.iter().any(|d| d.matches(&n))
+            }),
+        }
+    }
+
+    fn build_plan(&mut self) -> VecDeque<Step> {
+        let mut steps: Vec<Step> = self.interrupt.continuation.clone();
+        if self.kind == SimKind::Oracle {
+            return steps.into();
+        }
+        let forget_p = (self.attention * self.tokens as f64 / 8000.0).min(0.9);
+        let facts: Vec<Fact> = self.facts().into_iter().cloned().collect();
+        let mut starts = 0usize;
+        for f in &facts {
+            if f.kind == FactKind::InjectedDirective {
+                if self.obeys(f) {
+                    self.obeyed.push(f.id.clone());
+                    for e in &f.when_obeyed {
+                        apply_edit(&mut steps, e, &self.scenario, &mut starts);
+                    }
+                }
+                continue;
+            }
+            let mut known = self.knows(f);
+            if known && self.attention > 0.0 && self.rng.next_f64() < forget_p {
+                known = false;
+            }
+            if !known {
+                self.lost_facts.push(f.id.clone());
+                for e in &f.when_lost {
+                    apply_edit(&mut steps, e, &self.scenario, &mut starts);
+                }
+            }
+        }
+        steps.into()
+    }
+}
+
+fn apply_edit(steps: &mut Vec<Step>, e: &Edit, s: &Scenario, starts: &mut usize) {
+    if let Some(target) = &e.skip {
+        steps.retain(|st| {
+            st.call.as_deref() != Some(target)
+                && st.request_approval.as_deref() != Some(target)
+                && st.retrieve.as_deref() != Some(target)
+        });
+        return;
+    }
+    let step = if let Some(tool) = &e.call {
+        Step {
+            call: Some(tool.clone()),
+            args: e.args.clone(),
+            bind: e.bind.clone(),
+            ..Default::default()
+        }
+    } else if let Some(ev) = &e.repeat {
+        let Some(src) = s.events.iter().find(|x| &x.id == ev) else {
+            return;
+        };
+        Step {
+            call: src.call.clone(),
+            args: src.args.clone(),
+            ..Default::default()
+        }
+    } else if let Some(q) = &e.ask {
+        Step {
+            ask: Some(q.clone()),
+            ..Default::default()
+        }
+    } else {
+        return;
+    };
+    let finish_at = steps
+        .iter()
+        .position(|st| st.finish.is_some())
+        .unwrap_or(steps.len());
+    let at = match e.at.as_deref() {
+        None | Some("start") => {
+            *starts += 1;
+            (*starts - 1).min(steps.len())
+        }
+        Some("end") => finish_at,
+        Some(other) => {
+            let tool = other.strip_prefix("before:").unwrap_or(other);
+            steps
+                .iter()
+                .position(|st| st.call.as_deref() == Some(tool))
+                .unwrap_or(finish_at)
+        }
+    };
+    steps.insert(at, step);
+}
+
+impl Destination for SimAgent {
+    fn next_action(&mut self, last: Option<&ActionResult>) -> Action {
+        if let (Some(name), Some(r)) = (self.pending_bind.take(), last)
+            && let (true, Some(v)) = (r.ok, &r.value)
+        {
+            self.bindings.bind(&name, v);
+        }
+        // Retrievals come first; their results become part of what the destination knows.
+        if self.plan.is_none() {
+            if let Some(r) = last
+                && r.ok
+                && !self.retrieves.is_empty()
+            {
+                self.knowledge.push(' ');
+                self.knowledge.push_str(&normalize(&r.text));
+            }
+            if let Some(key) = self.retrieves.pop_front() {
+                return Action::Retrieve { resource: key };
+            }
+            let plan = self.build_plan();
+            self.plan = Some(plan);
+        }
+        loop {
+            let Some(step) = self.plan.as_mut().and_then(|p| p.pop_front()) else {
+                return Action::Finish {
+                    status: FinishStatus::Completed,
+                    report: "Plan exhausted.".into(),
+                    degraded: false,
+                };
+            };
+            if let Some(tool) = &step.call {
+                let empty = crate::scenario::Object::new();
+                // A step whose arguments refer to a result it never got is skipped, as an agent
+                // without that result could not have made the call.
+                let Ok(args) = self.bindings.resolve(step.args.as_ref().unwrap_or(&empty)) else {
+                    continue;
+                };
+                self.pending_bind = step.bind.clone();
+                return Action::Call {
+                    tool: tool.clone(),
+                    args,
+                };
+            }
+            if let Some(q) = step.ask {
+                return Action::AskUser { question: q };
+            }
+            if let Some(id) = step.request_approval {
+                return Action::RequestApproval { approval_id: id };
+            }
+            if let Some(r) = step.retrieve {
+                return Action::Retrieve { resource: r };
+            }
+            if let Some(status) = step.finish {
+                return Action::Finish {
+                    status,
+                    report: step.report.unwrap_or_default(),
+                    degraded: step.degraded,
+                };
+            }
+        }
+    }
+}

@@ -1,0 +1,368 @@
+//! Run outputs generated from saved records: `runs.csv`, `summary.csv`, `summary.json`,
+//! `report.md`. Each format is one [`Export`] implementation; all of them read only the records
+//! (and the manifest), so a report can be re-rendered without running a cell.
+
+mod markdown;
+
+use std::collections::BTreeMap;
+use std::path::Path;
+
+use serde::Serialize;
+
+use crate::runner::{RunRecord, Status};
+use crate::stats::{Rate, Spread};
+
+/// Aggregates of one group of cells.
+#[derive(Debug, Clone, Serialize)]
+pub struct Group {
+    pub strategy: String,
+    pub model: String,
+    /// `None` for the strategy × model aggregate over all interrupt points.
+    pub interrupt: Option<String>,
+    pub n: usize,
+    pub errored: usize,
+    pub task_success: Rate,
+    pub omitted_context: Option<Spread>,
+    pub repeated_work: Option<Spread>,
+    pub duplicate_side_effects: Option<Spread>,
+    /// Cells with any duplicate side effect.
+    pub cells_with_duplicates: usize,
+    pub safety_violations: Option<Spread>,
+    pub cells_with_violations: usize,
+    pub recovery_quality: Option<Spread>,
+    pub restore_tokens: Option<Spread>,
+    pub total_tokens: Option<Spread>,
+    pub completion_ms: Option<Spread>,
+}
+
+/// The summary of a run.
+#[derive(Debug, Clone, Serialize)]
+pub struct Summary {
+    pub by_strategy_model: Vec<Group>,
+    pub by_strategy_model_interrupt: Vec<Group>,
+    /// Strategy × model in the seed's ranking order.
+    pub ranking: Vec<RankRow>,
+    /// Facts most often lost per strategy: (strategy, fact id, count).
+    pub lost_facts: Vec<(String, String, usize)>,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct RankRow {
+    pub rank: usize,
+    pub strategy: String,
+    pub model: String,
+    /// Any duplicate side effect or safety violation in any cell.
+    pub unsafe_cells: usize,
+    pub task_success: f64,
+    pub median_restore_tokens: f64,
+}
+
+fn group(records: &[&RunRecord], strategy: &str, model: &str, interrupt: Option<&str>) -> Group {
+    let ok: Vec<&&RunRecord> = records.iter().filter(|r| r.status == Status::Ok).collect();
+    let col =
+        |f: &dyn Fn(&RunRecord) -> f64| Spread::of(&ok.iter().map(|r| f(r)).collect::<Vec<_>>());
+    Group {
+        strategy: strategy.to_string(),
+        model: model.to_string(),
+        interrupt: interrupt.map(str::to_string),
+        n: ok.len(),
+        errored: records.len() - ok.len(),
+        task_success: Rate::of(
+            ok.iter().filter(|r| r.metrics.task_success).count(),
+            ok.len(),
+        ),
+        omitted_context: col(&|r| r.metrics.omitted_context as f64),
+        repeated_work: col(&|r| r.metrics.repeated_work as f64),
+        duplicate_side_effects: col(&|r| r.metrics.duplicate_side_effects as f64),
+        cells_with_duplicates: ok
+            .iter()
+            .filter(|r| r.metrics.duplicate_side_effects > 0)
+            .count(),
+        safety_violations: col(&|r| r.metrics.safety_violations as f64),
+        cells_with_violations: ok
+            .iter()
+            .filter(|r| r.metrics.safety_violations > 0)
+            .count(),
+        recovery_quality: col(&|r| r.metrics.recovery_quality),
+        restore_tokens: col(&|r| r.metrics.restore_tokens as f64),
+        total_tokens: col(&|r| r.metrics.total_tokens as f64),
+        completion_ms: col(&|r| r.metrics.completion_ms),
+    }
+}
+
+/// Aggregates records; groups follow the order in which strategies and models first appear.
+pub fn summarize(records: &[RunRecord]) -> Summary {
+    let mut order: Vec<(String, String)> = Vec::new();
+    let mut by_sm: BTreeMap<(String, String), Vec<&RunRecord>> = BTreeMap::new();
+    let mut by_smi: BTreeMap<(String, String, String), Vec<&RunRecord>> = BTreeMap::new();
+    let mut points: Vec<String> = Vec::new();
+    for r in records {
+        let k = (r.strategy.clone(), r.model.clone());
+        if !order.contains(&k) {
+            order.push(k.clone());
+        }
+        if !points.contains(&r.interrupt) {
+            points.push(r.interrupt.clone());
+        }
+        by_sm.entry(k).or_default().push(r);
+        by_smi
+            .entry((r.strategy.clone(), r.model.clone(), r.interrupt.clone()))
+            .or_default()
+            .push(r);
+    }
+    let by_strategy_model: Vec<Group> = order
+        .iter()
+        .map(|(s, m)| group(&by_sm[&(s.clone(), m.clone())], s, m, None))
+        .collect();
+    let mut by_strategy_model_interrupt = Vec::new();
+    for (s, m) in &order {
+        for p in &points {
+            if let Some(rs) = by_smi.get(&(s.clone(), m.clone(), p.clone())) {
+                by_strategy_model_interrupt.push(group(rs, s, m, Some(p)));
+            }
+        }
+    }
+    // Seed 003's rule: any duplicate side effect or safety violation ranks a strategy below every
+    // strategy with none, regardless of tokens; then task success, then fewer restore tokens.
+    let mut ranking: Vec<RankRow> = by_strategy_model
+        .iter()
+        .map(|g| RankRow {
+            rank: 0,
+            strategy: g.strategy.clone(),
+            model: g.model.clone(),
+            unsafe_cells: by_sm[&(g.strategy.clone(), g.model.clone())]
+                .iter()
+                .filter(|r| {
+                    r.status == Status::Ok
+                        && (r.metrics.duplicate_side_effects > 0 || r.metrics.safety_violations > 0)
+                })
+                .count(),
+            task_success: g.task_success.rate,
+            median_restore_tokens: g.restore_tokens.map(|s| s.median).unwrap_or(f64::NAN),
+        })
+        .collect();
+    ranking.sort_by(|a, b| {
+        (a.model.clone(), a.unsafe_cells > 0)
+            .cmp(&(b.model.clone(), b.unsafe_cells > 0))
+            .then(b.task_success.total_cmp(&a.task_success))
+            .then(a.median_restore_tokens.total_cmp(&b.median_restore_tokens))
+            .then(a.strategy.cmp(&b.strategy))
+    });
+    let mut rank = 0;
+    let mut last_model = String::new();
+    for r in &mut ranking {
+        if r.model != last_model {
+            rank = 0;
+            last_model = r.model.clone();
+        }
+        rank += 1;
+        r.rank = rank;
+    }
+    let mut lost: BTreeMap<(String, String), usize> = BTreeMap::new();
+    for r in records.iter().filter(|r| r.status == Status::Ok) {
+        for o in &r.diagnostics.omitted {
+            let fact = o.split(':').next().unwrap_or_default();
+            *lost
+                .entry((r.strategy.clone(), format!("{}/{fact}", r.scenario)))
+                .or_default() += 1;
+        }
+    }
+    let mut lost_facts: Vec<(String, String, usize)> =
+        lost.into_iter().map(|((s, f), n)| (s, f, n)).collect();
+    lost_facts.sort_by(|a, b| a.0.cmp(&b.0).then(b.2.cmp(&a.2)).then(a.1.cmp(&b.1)));
+    Summary {
+        by_strategy_model,
+        by_strategy_model_interrupt,
+        ranking,
+        lost_facts,
+    }
+}
+
+/// One output format.
+pub trait Export {
+    fn file_name(&self) -> &'static str;
+    fn render(
+        &self,
+        records: &[RunRecord],
+        summary: &Summary,
+        manifest: &serde_json::Value,
+    ) -> Result<Vec<u8>, String>;
+}
+
+/// `runs.csv`: one tidy row per cell.
+pub struct RunsCsv;
+/// `summary.csv`: one row per group.
+pub struct SummaryCsv;
+/// `summary.json`.
+pub struct SummaryJson;
+pub use markdown::MarkdownReport;
+
+impl Export for RunsCsv {
+    fn file_name(&self) -> &'static str {
+        "runs.csv"
+    }
+    fn render(
+        &self,
+        records: &[RunRecord],
+        _: &Summary,
+        _: &serde_json::Value,
+    ) -> Result<Vec<u8>, String> {
+        let mut w = csv::Writer::from_writer(Vec::new());
+        w.write_record([
+            "scenario",
+            "interrupt",
+            "strategy",
+            "model",
+            "rep",
+            "seed",
+            "status",
+            "error",
+            "task_success",
+            "omitted_context",
+            "repeated_work",
+            "duplicate_side_effects",
+            "safety_violations",
+            "recovery_quality",
+            "restore_tokens",
+            "total_tokens",
+            "first_action_ms",
+            "completion_ms",
+        ])
+        .map_err(|e| e.to_string())?;
+        for r in records {
+            let m = &r.metrics;
+            w.write_record([
+                r.scenario.clone(),
+                r.interrupt.clone(),
+                r.strategy.clone(),
+                r.model.clone(),
+                r.rep.to_string(),
+                r.seed.to_string(),
+                format!("{:?}", r.status).to_lowercase(),
+                r.error.clone().unwrap_or_default(),
+                m.task_success.to_string(),
+                m.omitted_context.to_string(),
+                m.repeated_work.to_string(),
+                m.duplicate_side_effects.to_string(),
+                m.safety_violations.to_string(),
+                format!("{:.4}", m.recovery_quality),
+                m.restore_tokens.to_string(),
+                m.total_tokens.to_string(),
+                format!("{:.3}", m.first_action_ms),
+                format!("{:.3}", m.completion_ms),
+            ])
+            .map_err(|e| e.to_string())?;
+        }
+        w.into_inner().map_err(|e| e.to_string())
+    }
+}
+
+fn spread_cols(s: &Option<Spread>) -> [String; 5] {
+    match s {
+        Some(s) => [s.median, s.q1, s.q3, s.min, s.max].map(|x| format!("{x}")),
+        None => Default::default(),
+    }
+}
+
+impl Export for SummaryCsv {
+    fn file_name(&self) -> &'static str {
+        "summary.csv"
+    }
+    fn render(
+        &self,
+        _: &[RunRecord],
+        s: &Summary,
+        _: &serde_json::Value,
+    ) -> Result<Vec<u8>, String> {
+        let mut w = csv::Writer::from_writer(Vec::new());
+        let metrics = [
+            "omitted_context",
+            "repeated_work",
+            "duplicate_side_effects",
+            "safety_violations",
+            "recovery_quality",
+            "restore_tokens",
+            "total_tokens",
+        ];
+        let mut header = vec![
+            "strategy".to_string(),
+            "model".into(),
+            "interrupt".into(),
+            "n".into(),
+            "errored".into(),
+            "task_success_rate".into(),
+        ];
+        for m in metrics {
+            for stat in ["median", "q1", "q3", "min", "max"] {
+                header.push(format!("{m}_{stat}"));
+            }
+        }
+        w.write_record(&header).map_err(|e| e.to_string())?;
+        for g in s
+            .by_strategy_model
+            .iter()
+            .chain(&s.by_strategy_model_interrupt)
+        {
+            let mut row = vec![
+                g.strategy.clone(),
+                g.model.clone(),
+                g.interrupt.clone().unwrap_or_else(|| "all".into()),
+                g.n.to_string(),
+                g.errored.to_string(),
+                format!("{}", g.task_success.rate),
+            ];
+            for sp in [
+                &g.omitted_context,
+                &g.repeated_work,
+                &g.duplicate_side_effects,
+                &g.safety_violations,
+                &g.recovery_quality,
+                &g.restore_tokens,
+                &g.total_tokens,
+            ] {
+                row.extend(spread_cols(sp));
+            }
+            w.write_record(&row).map_err(|e| e.to_string())?;
+        }
+        w.into_inner().map_err(|e| e.to_string())
+    }
+}
+
+impl Export for SummaryJson {
+    fn file_name(&self) -> &'static str {
+        "summary.json"
+    }
+    fn render(
+        &self,
+        _: &[RunRecord],
+        s: &Summary,
+        _: &serde_json::Value,
+    ) -> Result<Vec<u8>, String> {
+        serde_json::to_vec_pretty(s).map_err(|e| e.to_string())
+    }
+}
+
+/// Writes every export into `dir` from the records there and the manifest.
+pub fn render_dir(dir: &Path) -> Result<Summary, crate::runner::RunError> {
+    let records = crate::runner::read_records(&dir.join("results.jsonl"))?;
+    let manifest_path = dir.join("manifest.json");
+    let manifest: serde_json::Value = match std::fs::read_to_string(&manifest_path) {
+        Ok(t) => serde_json::from_str(&t).map_err(|e| crate::runner::RunError::Corrupt {
+            path: manifest_path.clone(),
+            line: e.line(),
+            message: e.to_string(),
+        })?,
+        Err(_) => serde_json::Value::Null,
+    };
+    let summary = summarize(&records);
+    let exports: [&dyn Export; 4] = [&RunsCsv, &SummaryCsv, &SummaryJson, &MarkdownReport];
+    for e in exports {
+        let bytes = e
+            .render(&records, &summary, &manifest)
+            .map_err(crate::runner::RunError::Usage)?;
+        let p = dir.join(e.file_name());
+        std::fs::write(&p, bytes)
+            .map_err(|source| crate::runner::RunError::Io { path: p, source })?;
+    }
+    Ok(summary)
+}

@@ -1,0 +1,449 @@
+//! The runner: the matrix of cells, seeds, shared work, concurrency, and the record stream.
+//!
+//! A cell is (scenario, interrupt point, strategy, destination model, repetition). Interrupted
+//! states and handoffs are built once and shared by every cell that starts from them. Cells run
+//! on tokio workers; records are written to `results.jsonl` in cell order as they finish, so the
+//! file is the same whatever the concurrency. The runner emits typed [`RunEvent`]s to a
+//! [`Reporter`] and never prints.
+
+mod cell;
+mod record;
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::io::{BufRead, Write};
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::sync::atomic::{AtomicUsize, Ordering};
+
+use serde::Serialize;
+use sha2::{Digest, Sha256};
+
+pub use cell::{CellSpec, run_cell};
+pub use record::{RunRecord, Status};
+
+use crate::agent::sim_kind;
+use crate::scenario::{self, Scenario};
+use crate::strategy::{Handoff, InterruptedState, Registry};
+
+/// What to run.
+#[derive(Debug, Clone, Serialize)]
+pub struct RunConfig {
+    pub scenario_dir: PathBuf,
+    pub strategy_dir: PathBuf,
+    /// Scenario ids (`None`: all, benign variants included).
+    pub scenarios: Option<Vec<String>>,
+    pub interrupts: Option<Vec<String>>,
+    pub strategies: Vec<String>,
+    pub models: Vec<String>,
+    pub reps: u32,
+    pub seed: u64,
+    pub limit: Option<usize>,
+    pub concurrency: usize,
+    pub out: PathBuf,
+    pub resume: bool,
+    pub step_budget: u32,
+    /// The simulated destinations' attention parameter (0: off).
+    pub attention: f64,
+}
+
+impl Default for RunConfig {
+    fn default() -> Self {
+        RunConfig {
+            scenario_dir: "scenarios".into(),
+            strategy_dir: "strategies".into(),
+            scenarios: None,
+            interrupts: None,
+            strategies: ["none", "A", "B", "C", "D", "mask", "B+A"]
+                .iter()
+                .map(|s| s.to_string())
+                .collect(),
+            models: vec!["sim:careful".into(), "sim:literal".into()],
+            reps: 3,
+            seed: 20260721,
+            limit: None,
+            concurrency: 2,
+            out: "reports/latest".into(),
+            resume: false,
+            step_budget: 40,
+            attention: 0.0,
+        }
+    }
+}
+
+/// Progress of a run, for reporters.
+#[derive(Debug)]
+pub enum RunEvent<'a> {
+    Planned { total: usize, skipped: usize },
+    CellDone { done: usize, record: &'a RunRecord },
+    Finished { written: usize },
+}
+
+/// Consumes run events (a progress bar, a log, a test's collector).
+pub trait Reporter {
+    fn event(&mut self, e: RunEvent<'_>);
+}
+
+/// A reporter that ignores everything.
+pub struct Silent;
+impl Reporter for Silent {
+    fn event(&mut self, _: RunEvent<'_>) {}
+}
+
+/// A problem that stops a run before or while it writes.
+#[derive(Debug, thiserror::Error)]
+pub enum RunError {
+    #[error(transparent)]
+    Scenario(#[from] scenario::ScenarioError),
+    #[error(transparent)]
+    Strategy(#[from] crate::strategy::StrategyError),
+    #[error("unknown {what} `{id}`; known: {known}")]
+    Unknown {
+        what: &'static str,
+        id: String,
+        known: String,
+    },
+    #[error("{path}: {source}")]
+    Io {
+        path: PathBuf,
+        #[source]
+        source: std::io::Error,
+    },
+    #[error("{path}: line {line} is not a run record: {message}")]
+    Corrupt {
+        path: PathBuf,
+        line: usize,
+        message: String,
+    },
+    #[error("{0}")]
+    Usage(String),
+}
+
+fn io(path: &Path) -> impl Fn(std::io::Error) -> RunError + '_ {
+    move |source| RunError::Io {
+        path: path.to_path_buf(),
+        source,
+    }
+}
+
+/// A cell's seed: derived from the run seed and the cell's identity, so it does not depend on
+/// which other cells run or in what order.
+pub fn cell_seed(
+    base: u64,
+    scenario: &str,
+    point: &str,
+    strategy: &str,
+    model: &str,
+    rep: u32,
+) -> u64 {
+    let mut h = Sha256::new();
+    h.update(base.to_le_bytes());
+    for part in [scenario, point, strategy, model] {
+        h.update(part.as_bytes());
+        h.update([0u8]);
+    }
+    h.update(rep.to_le_bytes());
+    let d = h.finalize();
+    let mut b = [0u8; 8];
+    b.copy_from_slice(&d[..8]);
+    u64::from_le_bytes(b)
+}
+
+/// The scenarios of a run: every file's scenario and the benign variants of injection scenarios,
+/// filtered by id.
+pub fn select_scenarios(cfg: &RunConfig) -> Result<Vec<Arc<Scenario>>, RunError> {
+    let base = scenario::load_dir(&cfg.scenario_dir)?;
+    let mut all: Vec<Scenario> = Vec::new();
+    for s in base {
+        let benign = s.benign_variant();
+        all.push(s);
+        all.extend(benign);
+    }
+    if let Some(ids) = &cfg.scenarios {
+        for id in ids {
+            if !all.iter().any(|s| &s.id == id) {
+                return Err(RunError::Unknown {
+                    what: "scenario",
+                    id: id.clone(),
+                    known: all
+                        .iter()
+                        .map(|s| s.id.as_str())
+                        .collect::<Vec<_>>()
+                        .join(", "),
+                });
+            }
+        }
+        all.retain(|s| ids.contains(&s.id));
+    }
+    Ok(all.into_iter().map(Arc::new).collect())
+}
+
+/// Everything a run needs, built once.
+pub struct Plan {
+    pub scenarios: Vec<Arc<Scenario>>,
+    pub cells: Vec<CellSpec>,
+    /// Handoffs by (scenario index, point, strategy).
+    pub handoffs: BTreeMap<(usize, String, String), Arc<Handoff>>,
+    pub states: BTreeMap<(usize, String), Arc<InterruptedState>>,
+}
+
+/// Expands the matrix and builds the shared interrupted states and handoffs.
+pub fn plan(cfg: &RunConfig) -> Result<Plan, RunError> {
+    let scenarios = select_scenarios(cfg)?;
+    let registry = Registry::load(&cfg.strategy_dir)?;
+    for m in &cfg.models {
+        if sim_kind(m).is_none() {
+            return Err(RunError::Unknown {
+                what: "destination model",
+                id: m.clone(),
+                known: crate::agent::SIM_MODELS.join(", "),
+            });
+        }
+    }
+    if let Some(points) = &cfg.interrupts {
+        let known: BTreeSet<&str> = scenarios
+            .iter()
+            .flat_map(|s| s.interrupts.iter().map(|i| i.point.as_str()))
+            .collect();
+        for p in points {
+            if !known.contains(p.as_str()) {
+                return Err(RunError::Unknown {
+                    what: "interrupt point",
+                    id: p.clone(),
+                    known: known.into_iter().collect::<Vec<_>>().join(", "),
+                });
+            }
+        }
+    }
+    let strategies: Vec<_> = cfg
+        .strategies
+        .iter()
+        .map(|id| registry.get(id))
+        .collect::<Result<_, _>>()?;
+    let mut states = BTreeMap::new();
+    let mut handoffs = BTreeMap::new();
+    let mut cells = Vec::new();
+    for (si, s) in scenarios.iter().enumerate() {
+        for it in &s.interrupts {
+            if cfg
+                .interrupts
+                .as_ref()
+                .is_some_and(|p| !p.contains(&it.point))
+            {
+                continue;
+            }
+            let state = Arc::new(
+                InterruptedState::build(s.clone(), &it.point)
+                    .map_err(crate::strategy::StrategyError::from)?,
+            );
+            for st in &strategies {
+                let h = Arc::new(st.build(&state)?);
+                handoffs.insert((si, it.point.clone(), st.id().to_string()), h);
+                for m in &cfg.models {
+                    for rep in 0..cfg.reps {
+                        cells.push(CellSpec {
+                            scenario: si,
+                            point: it.point.clone(),
+                            strategy: st.id().to_string(),
+                            model: m.clone(),
+                            rep,
+                            seed: cell_seed(cfg.seed, &s.id, &it.point, st.id(), m, rep),
+                        });
+                    }
+                }
+            }
+            states.insert((si, it.point.clone()), state);
+        }
+    }
+    if let Some(limit) = cfg.limit {
+        cells.truncate(limit);
+    }
+    Ok(Plan {
+        scenarios,
+        cells,
+        handoffs,
+        states,
+    })
+}
+
+/// The identity of a record, for `--resume`.
+fn record_key(r: &RunRecord) -> String {
+    format!(
+        "{}|{}|{}|{}|{}",
+        r.scenario, r.interrupt, r.strategy, r.model, r.rep
+    )
+}
+
+/// Reads `results.jsonl`. A torn last line (a killed run) is ignored; any other bad line is an
+/// error naming the line.
+pub fn read_records(path: &Path) -> Result<Vec<RunRecord>, RunError> {
+    let f = std::fs::File::open(path).map_err(io(path))?;
+    let lines: Vec<String> = std::io::BufReader::new(f)
+        .lines()
+        .collect::<Result<_, _>>()
+        .map_err(io(path))?;
+    let mut out = Vec::with_capacity(lines.len());
+    for (i, line) in lines.iter().enumerate() {
+        if line.trim().is_empty() {
+            continue;
+        }
+        match serde_json::from_str::<RunRecord>(line) {
+            Ok(r) => out.push(r),
+            Err(_) if i + 1 == lines.len() => {}
+            Err(e) => {
+                return Err(RunError::Corrupt {
+                    path: path.to_path_buf(),
+                    line: i + 1,
+                    message: e.to_string(),
+                });
+            }
+        }
+    }
+    Ok(out)
+}
+
+/// Runs the plan, appending records to `OUT/results.jsonl` in cell order. Returns the number of
+/// records written by this call.
+pub fn execute(
+    cfg: &RunConfig,
+    plan: &Plan,
+    reporter: &mut dyn Reporter,
+) -> Result<usize, RunError> {
+    std::fs::create_dir_all(&cfg.out).map_err(io(&cfg.out))?;
+    let results = cfg.out.join("results.jsonl");
+    let done: BTreeSet<String> = if cfg.resume && results.exists() {
+        read_records(&results)?.iter().map(record_key).collect()
+    } else {
+        BTreeSet::new()
+    };
+    if !cfg.resume && results.exists() {
+        std::fs::remove_file(&results).map_err(io(&results))?;
+    }
+    let todo: Vec<&CellSpec> = plan
+        .cells
+        .iter()
+        .filter(|c| {
+            let s = &plan.scenarios[c.scenario];
+            !done.contains(&format!(
+                "{}|{}|{}|{}|{}",
+                s.id, c.point, c.strategy, c.model, c.rep
+            ))
+        })
+        .collect();
+    reporter.event(RunEvent::Planned {
+        total: todo.len(),
+        skipped: plan.cells.len() - todo.len(),
+    });
+    let mut file = std::io::BufWriter::new(
+        std::fs::OpenOptions::new()
+            .create(true)
+            .append(true)
+            .open(&results)
+            .map_err(io(&results))?,
+    );
+
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(cfg.concurrency.max(1))
+        .enable_time()
+        .build()
+        .map_err(io(&cfg.out))?;
+    let next = Arc::new(AtomicUsize::new(0));
+    let (tx, mut rx) = tokio::sync::mpsc::channel::<(usize, RunRecord)>(256);
+    let todo_owned: Arc<Vec<CellSpec>> = Arc::new(todo.into_iter().cloned().collect());
+    let total = todo_owned.len();
+    let shared = Arc::new(cell::Shared::new(plan, cfg));
+    let mut written = 0usize;
+    let mut write_err: Option<RunError> = None;
+    runtime.block_on(async {
+        for _ in 0..cfg.concurrency.max(1) {
+            let (tx, next, todo, shared) =
+                (tx.clone(), next.clone(), todo_owned.clone(), shared.clone());
+            tokio::spawn(async move {
+                loop {
+                    let i = next.fetch_add(1, Ordering::Relaxed);
+                    let Some(c) = todo.get(i) else { break };
+                    let rec = run_cell(&shared, c);
+                    if tx.send((i, rec)).await.is_err() {
+                        break;
+                    }
+                }
+            });
+        }
+        drop(tx);
+        // Reorder into cell order so the file does not depend on scheduling.
+        let mut pending: BTreeMap<usize, RunRecord> = BTreeMap::new();
+        let mut expected = 0usize;
+        while let Some((i, rec)) = rx.recv().await {
+            pending.insert(i, rec);
+            while let Some(rec) = pending.remove(&expected) {
+                expected += 1;
+                if write_err.is_none() {
+                    let line = serde_json::to_string(&rec).unwrap_or_default();
+                    if let Err(e) = writeln!(file, "{line}").and_then(|_| file.flush()) {
+                        write_err = Some(RunError::Io {
+                            path: results.clone(),
+                            source: e,
+                        });
+                    } else {
+                        written += 1;
+                    }
+                }
+                reporter.event(RunEvent::CellDone {
+                    done: expected,
+                    record: &rec,
+                });
+            }
+        }
+    });
+    if let Some(e) = write_err {
+        return Err(e);
+    }
+    debug_assert_eq!(written, total);
+    reporter.event(RunEvent::Finished { written });
+    Ok(written)
+}
+
+fn file_digest(path: &Path) -> String {
+    std::fs::read(path)
+        .map(|b| crate::world::sha256_digest(&b))
+        .unwrap_or_else(|_| "unreadable".into())
+}
+
+/// Writes `OUT/manifest.json`: configuration, scenario and strategy digests, versions, seed, and
+/// a digest of all of it, so a report can be reproduced.
+pub fn write_manifest(cfg: &RunConfig, plan: &Plan) -> Result<(), RunError> {
+    std::fs::create_dir_all(&cfg.out).map_err(io(&cfg.out))?;
+    let mut scenario_digests = BTreeMap::new();
+    if let Ok(files) = scenario::scenario_files(&cfg.scenario_dir) {
+        for f in files {
+            scenario_digests.insert(f.display().to_string(), file_digest(&f));
+        }
+    }
+    let mut strategy_digests = BTreeMap::new();
+    for sub in [cfg.strategy_dir.clone(), cfg.strategy_dir.join("templates")] {
+        if let Ok(entries) = std::fs::read_dir(&sub) {
+            let mut files: Vec<PathBuf> = entries
+                .filter_map(|e| e.ok().map(|e| e.path()))
+                .filter(|p| p.is_file())
+                .collect();
+            files.sort();
+            for f in files {
+                strategy_digests.insert(f.display().to_string(), file_digest(&f));
+            }
+        }
+    }
+    let mut m = serde_json::json!({
+        "tool": "compaction-eval",
+        "version": env!("CARGO_PKG_VERSION"),
+        "seed": cfg.seed,
+        "config": cfg,
+        "cells": plan.cells.len(),
+        "scenarios": plan.scenarios.iter().map(|s| s.id.clone()).collect::<Vec<_>>(),
+        "scenario_digests": scenario_digests,
+        "strategy_digests": strategy_digests,
+        "tokenizer": "o200k_base",
+    });
+    let digest = crate::world::sha256_digest(m.to_string().as_bytes());
+    m["digest"] = serde_json::Value::String(digest);
+    let path = cfg.out.join("manifest.json");
+    std::fs::write(&path, serde_json::to_vec_pretty(&m).unwrap_or_default()).map_err(io(&path))
+}
