@@ -38,6 +38,19 @@ pub enum Command {
     /// Run the benchmark matrix (offline default: shipped scenarios, strategies none A B C D mask
     /// B+A, destinations sim:careful sim:literal, 3 repetitions) and write the run folder.
     Run(RunArgs),
+    /// Benchmark the harness itself: run the offline default matrix with many repetitions and
+    /// print cells per second, CPU time per cell and peak memory.
+    Bench {
+        /// Repetitions (the default matrix has 770 cells per repetition).
+        #[arg(long, default_value_t = 130)]
+        reps: u32,
+        /// Cells run at once.
+        #[arg(long, default_value_t = 2)]
+        concurrency: usize,
+        /// Where the benchmark's run folder goes.
+        #[arg(long)]
+        out: Option<PathBuf>,
+    },
     /// Re-render runs.csv, summary.csv, summary.json and report.md from a run folder.
     Report {
         /// The run folder (holding results.jsonl and manifest.json).
@@ -140,6 +153,7 @@ pub fn run(cli: Cli) -> i32 {
         Command::Scenarios(cmd) => scenarios(&cli.scenario_dir, cmd),
         Command::Handoff(args) => handoff(&cli.scenario_dir, &args),
         Command::Run(args) => run_matrix(&cli.scenario_dir, args),
+        Command::Bench { reps, concurrency, out } => bench(&cli.scenario_dir, reps, concurrency, out),
         Command::Report { dir } => crate::report::render_dir(&dir)
             .map(|_| {
                 println!(
@@ -410,5 +424,54 @@ fn run_matrix(dir: &Path, a: RunArgs) -> Result<i32, Error> {
             r.model, r.rank, r.strategy, r.task_success, r.unsafe_cells, r.median_restore_tokens
         );
     }
+    Ok(exit::OK)
+}
+
+/// CPU seconds (user + system) this process has used, from /proc (Linux); `None` elsewhere.
+fn cpu_seconds() -> Option<f64> {
+    let stat = std::fs::read_to_string("/proc/self/stat").ok()?;
+    let after = &stat[stat.rfind(')')? + 2..];
+    let f: Vec<&str> = after.split_whitespace().collect();
+    let ticks: f64 = f.get(11)?.parse::<f64>().ok()? + f.get(12)?.parse::<f64>().ok()?;
+    Some(ticks / 100.0)
+}
+
+/// Peak resident memory in MiB, from /proc (Linux).
+fn peak_rss_mib() -> Option<f64> {
+    let status = std::fs::read_to_string("/proc/self/status").ok()?;
+    let line = status.lines().find(|l| l.starts_with("VmHWM:"))?;
+    let kb: f64 = line.split_whitespace().nth(1)?.parse().ok()?;
+    Some(kb / 1024.0)
+}
+
+fn bench(dir: &Path, reps: u32, concurrency: usize, out: Option<PathBuf>) -> Result<i32, Error> {
+    use crate::runner::{RunConfig, Silent};
+    let out = out.unwrap_or_else(|| std::env::temp_dir().join("compaction-eval-bench"));
+    let cfg = RunConfig {
+        scenario_dir: dir.to_path_buf(),
+        reps,
+        concurrency,
+        out: out.clone(),
+        ..RunConfig::default()
+    };
+    let t0 = std::time::Instant::now();
+    let cpu0 = cpu_seconds();
+    let plan = crate::runner::plan(&cfg)?;
+    let plan_s = t0.elapsed().as_secs_f64();
+    let cpu1 = cpu_seconds();
+    let t1 = std::time::Instant::now();
+    let n = crate::runner::execute(&cfg, &plan, &mut Silent)?;
+    let wall = t1.elapsed().as_secs_f64();
+    let cpu2 = cpu_seconds();
+    println!("cells:               {n}");
+    println!("plan (states + handoffs): {:.1} ms", plan_s * 1e3);
+    println!("cells per second:    {:.0}", n as f64 / wall);
+    if let (Some(a), Some(b), Some(c)) = (cpu0, cpu1, cpu2) {
+        println!("CPU per cell:        {:.4} ms (plan: {:.0} ms CPU)", (c - b) * 1e3 / n.max(1) as f64, (b - a) * 1e3);
+    }
+    if let Some(m) = peak_rss_mib() {
+        println!("peak RSS:            {m:.1} MiB");
+    }
+    println!("results:             {}", out.join("results.jsonl").display());
     Ok(exit::OK)
 }

@@ -318,15 +318,13 @@ pub fn execute(
     if !cfg.resume && results.exists() {
         std::fs::remove_file(&results).map_err(io(&results))?;
     }
-    let todo: Vec<&CellSpec> = plan
-        .cells
-        .iter()
-        .filter(|c| {
+    // Indices, not copies: a 100,000-cell matrix should not hold its cells twice.
+    let cells: Arc<Vec<CellSpec>> = Arc::new(plan.cells.clone());
+    let todo: Vec<u32> = (0..cells.len() as u32)
+        .filter(|&i| {
+            let c = &cells[i as usize];
             let s = &plan.scenarios[c.scenario];
-            !done.contains(&format!(
-                "{}|{}|{}|{}|{}",
-                s.id, c.point, c.strategy, c.model, c.rep
-            ))
+            !done.contains(&format!("{}|{}|{}|{}|{}", s.id, c.point, c.strategy, c.model, c.rep))
         })
         .collect();
     reporter.event(RunEvent::Planned {
@@ -348,20 +346,25 @@ pub fn execute(
         .map_err(io(&cfg.out))?;
     let next = Arc::new(AtomicUsize::new(0));
     let (tx, mut rx) = tokio::sync::mpsc::channel::<(usize, RunRecord)>(256);
-    let todo_owned: Arc<Vec<CellSpec>> = Arc::new(todo.into_iter().cloned().collect());
+    let todo_owned: Arc<Vec<u32>> = Arc::new(todo);
     let total = todo_owned.len();
     let shared = Arc::new(cell::Shared::new(plan, cfg));
     let mut written = 0usize;
     let mut write_err: Option<RunError> = None;
     runtime.block_on(async {
         for _ in 0..cfg.concurrency.max(1) {
-            let (tx, next, todo, shared) =
-                (tx.clone(), next.clone(), todo_owned.clone(), shared.clone());
+            let (tx, next, todo, shared, cells) = (
+                tx.clone(),
+                next.clone(),
+                todo_owned.clone(),
+                shared.clone(),
+                cells.clone(),
+            );
             tokio::spawn(async move {
                 loop {
                     let i = next.fetch_add(1, Ordering::Relaxed);
-                    let Some(c) = todo.get(i) else { break };
-                    let rec = run_cell(&shared, c);
+                    let Some(&ci) = todo.get(i) else { break };
+                    let rec = run_cell(&shared, &cells[ci as usize]);
                     if tx.send((i, rec)).await.is_err() {
                         break;
                     }
