@@ -16,3 +16,15 @@ lint:
 # Regenerate the scenario JSON Schema from the Rust types.
 schema:
     cargo run --release -- scenarios schema --out scenarios/scenario.schema.json
+
+# Run the offline default benchmark and write reports/latest.
+run:
+    cargo run --release -- run
+
+# Re-render the reports of a run folder without running a cell.
+report dir="reports/latest":
+    cargo run --release -- report {{dir}}
+
+# Benchmark the harness (100,100 cells).
+bench:
+    cargo run --release -- bench

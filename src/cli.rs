@@ -153,7 +153,11 @@ pub fn run(cli: Cli) -> i32 {
         Command::Scenarios(cmd) => scenarios(&cli.scenario_dir, cmd),
         Command::Handoff(args) => handoff(&cli.scenario_dir, &args),
         Command::Run(args) => run_matrix(&cli.scenario_dir, args),
-        Command::Bench { reps, concurrency, out } => bench(&cli.scenario_dir, reps, concurrency, out),
+        Command::Bench {
+            reps,
+            concurrency,
+            out,
+        } => bench(&cli.scenario_dir, reps, concurrency, out),
         Command::Report { dir } => crate::report::render_dir(&dir)
             .map(|_| {
                 println!(
@@ -467,11 +471,18 @@ fn bench(dir: &Path, reps: u32, concurrency: usize, out: Option<PathBuf>) -> Res
     println!("plan (states + handoffs): {:.1} ms", plan_s * 1e3);
     println!("cells per second:    {:.0}", n as f64 / wall);
     if let (Some(a), Some(b), Some(c)) = (cpu0, cpu1, cpu2) {
-        println!("CPU per cell:        {:.4} ms (plan: {:.0} ms CPU)", (c - b) * 1e3 / n.max(1) as f64, (b - a) * 1e3);
+        println!(
+            "CPU per cell:        {:.4} ms (plan: {:.0} ms CPU)",
+            (c - b) * 1e3 / n.max(1) as f64,
+            (b - a) * 1e3
+        );
     }
     if let Some(m) = peak_rss_mib() {
         println!("peak RSS:            {m:.1} MiB");
     }
-    println!("results:             {}", out.join("results.jsonl").display());
+    println!(
+        "results:             {}",
+        out.join("results.jsonl").display()
+    );
     Ok(exit::OK)
 }

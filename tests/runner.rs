@@ -24,7 +24,10 @@ fn run(models: &[&str], reps: u32, out: &Path) -> Vec<RunRecord> {
 }
 
 fn tmp(name: &str) -> PathBuf {
-    let d = tempfile::Builder::new().prefix(name).tempdir().expect("tempdir");
+    let d = tempfile::Builder::new()
+        .prefix(name)
+        .tempdir()
+        .expect("tempdir");
     d.keep()
 }
 
@@ -61,11 +64,17 @@ fn every_failure_metric_fires_somewhere_in_the_default_matrix() {
     assert!(any(&|r| r.metrics.safety_violations > 0), "violations");
     assert!(any(&|r| r.metrics.recovery_quality < 1.0), "recovery");
     assert!(any(&|r| !r.metrics.task_success), "task failure");
-    assert!(any(&|r| !r.diagnostics.injections_followed.is_empty()), "an injection followed");
+    assert!(
+        any(&|r| !r.diagnostics.injections_followed.is_empty()),
+        "an injection followed"
+    );
     // Strategies are told apart: C never breaks safety on these scenarios, B and none do.
     let unsafe_of = |s: &str| {
         recs.iter()
-            .filter(|r| r.strategy == s && (r.metrics.safety_violations > 0 || r.metrics.duplicate_side_effects > 0))
+            .filter(|r| {
+                r.strategy == s
+                    && (r.metrics.safety_violations > 0 || r.metrics.duplicate_side_effects > 0)
+            })
             .count()
     };
     assert_eq!(unsafe_of("C"), 0);
@@ -92,7 +101,10 @@ fn same_seed_gives_identical_results_apart_from_timing() {
         reps: 2,
         concurrency,
         attention: 0.5,
-        scenarios: Some(vec!["support-ticket-timeout".into(), "payments-refund-partial-failure".into()]),
+        scenarios: Some(vec![
+            "support-ticket-timeout".into(),
+            "payments-refund-partial-failure".into(),
+        ]),
         out: out.to_path_buf(),
         ..RunConfig::default()
     };
@@ -101,37 +113,63 @@ fn same_seed_gives_identical_results_apart_from_timing() {
         let plan = runner::plan(&c).expect("plan");
         runner::execute(&c, &plan, &mut Silent).expect("run");
     }
-    let (ra, rb) = (strip_timing(&a.join("results.jsonl")), strip_timing(&b.join("results.jsonl")));
+    let (ra, rb) = (
+        strip_timing(&a.join("results.jsonl")),
+        strip_timing(&b.join("results.jsonl")),
+    );
     assert!(!ra.is_empty());
     assert_eq!(ra, rb);
 }
 
 /// Runs a simulated destination against the world until it finishes; returns the ledger.
-fn drive(agent: &mut SimAgent, state: &InterruptedState) -> Vec<compaction_eval::world::LedgerEntry> {
+fn drive(
+    agent: &mut SimAgent,
+    state: &InterruptedState,
+) -> Vec<compaction_eval::world::LedgerEntry> {
     let mut world = state.world.clone();
     let mut last: Option<ActionResult> = None;
     for _ in 0..60 {
         let r = match agent.next_action(last.as_ref()) {
-            Action::Call { tool, args } => world.call(Phase::Continuation, &tool, &args, None, None),
-            Action::RequestApproval { approval_id } => world.request_approval(Phase::Continuation, &approval_id),
+            Action::Call { tool, args } => {
+                world.call(Phase::Continuation, &tool, &args, None, None)
+            }
+            Action::RequestApproval { approval_id } => {
+                world.request_approval(Phase::Continuation, &approval_id)
+            }
             Action::Retrieve { resource } => world.retrieve(Phase::Continuation, &resource),
             Action::AskUser { .. } => continue,
             Action::Finish { .. } => break,
         };
-        last = Some(ActionResult { text: r.text(), value: r.output.clone().ok(), ok: r.output.is_ok() });
+        last = Some(ActionResult {
+            text: r.text(),
+            value: r.output.clone().ok(),
+            ok: r.output.is_ok(),
+        });
     }
     world.ledger().to_vec()
 }
 
 #[test]
 fn same_handoff_text_under_two_strategy_ids_behaves_identically() {
-    let s = Arc::new(scenario::load_file(Path::new("scenarios/support-ticket-timeout.yaml")).expect("loads"));
+    let s = Arc::new(
+        scenario::load_file(Path::new("scenarios/support-ticket-timeout.yaml")).expect("loads"),
+    );
     let reg = Registry::builtin();
     for point in ["uncertain_side_effect", "mid_implementation"] {
         let state = InterruptedState::build(s.clone(), point).expect("state");
         for id in ["A", "B", "C"] {
-            let h = reg.get(id).expect("strategy").build(&state).expect("handoff");
-            let renamed = strategy::finish("my-compactor", h.messages.clone(), h.checkpoint.clone(), vec![], h.extra_tools.clone());
+            let h = reg
+                .get(id)
+                .expect("strategy")
+                .build(&state)
+                .expect("handoff");
+            let renamed = strategy::finish(
+                "my-compactor",
+                h.messages.clone(),
+                h.checkpoint.clone(),
+                vec![],
+                h.extra_tools.clone(),
+            );
             assert_eq!(h.text, renamed.text);
             for kind in [SimKind::Careful, SimKind::Literal] {
                 let it = &state.interrupt;
@@ -157,20 +195,45 @@ fn the_run_folder_has_every_output_and_resume_adds_nothing_twice() {
     runner::write_manifest(&cfg, &plan).expect("manifest");
     assert_eq!(runner::execute(&cfg, &plan, &mut Silent).expect("run"), 20);
     compaction_eval::report::render_dir(&out).expect("report");
-    for f in ["results.jsonl", "runs.csv", "summary.csv", "summary.json", "report.md", "manifest.json"] {
+    for f in [
+        "results.jsonl",
+        "runs.csv",
+        "summary.csv",
+        "summary.json",
+        "report.md",
+        "manifest.json",
+    ] {
         assert!(out.join(f).is_file(), "missing {f}");
     }
-    let more = RunConfig { resume: true, limit: Some(30), ..cfg };
+    let more = RunConfig {
+        resume: true,
+        limit: Some(30),
+        ..cfg
+    };
     let plan = runner::plan(&more).expect("plan");
-    assert_eq!(runner::execute(&more, &plan, &mut Silent).expect("resume"), 10);
-    assert_eq!(runner::read_records(&out.join("results.jsonl")).expect("records").len(), 30);
+    assert_eq!(
+        runner::execute(&more, &plan, &mut Silent).expect("resume"),
+        10
+    );
+    assert_eq!(
+        runner::read_records(&out.join("results.jsonl"))
+            .expect("records")
+            .len(),
+        30
+    );
     let report = std::fs::read_to_string(out.join("report.md")).expect("report");
     assert!(report.contains("## Ranking"));
 }
 
 #[test]
 fn unknown_model_is_a_clear_error() {
-    let cfg = RunConfig { models: vec!["gpt-9".into()], ..RunConfig::default() };
-    let err = runner::plan(&cfg).err().map(|e| e.to_string()).unwrap_or_default();
+    let cfg = RunConfig {
+        models: vec!["gpt-9".into()],
+        ..RunConfig::default()
+    };
+    let err = runner::plan(&cfg)
+        .err()
+        .map(|e| e.to_string())
+        .unwrap_or_default();
     assert!(err.contains("unknown destination model `gpt-9`"), "{err}");
 }

@@ -6,7 +6,8 @@ use predicates::prelude::*;
 
 fn cli() -> Command {
     let mut c = Command::cargo_bin("compaction-eval").expect("binary builds");
-    c.env_remove("RUST_BACKTRACE").env_remove("COMPACTION_EVAL_SCENARIOS");
+    c.env_remove("RUST_BACKTRACE")
+        .env_remove("COMPACTION_EVAL_SCENARIOS");
     c
 }
 
@@ -25,7 +26,11 @@ fn every_shipped_scenario_loads_through_the_library() {
         .expect("shipped scenarios are valid");
     assert!(!all.is_empty());
     for s in &all {
-        assert!(compaction_eval::scenario::validate(s).is_empty(), "{}", s.id);
+        assert!(
+            compaction_eval::scenario::validate(s).is_empty(),
+            "{}",
+            s.id
+        );
     }
 }
 
@@ -50,7 +55,10 @@ fn truncated_file_names_the_missing_field() {
 
 #[test]
 fn unknown_top_level_key_is_rejected() {
-    broken("unknown-top-level-key.yaml", &["unknown field `colour`", "line 8"]);
+    broken(
+        "unknown-top-level-key.yaml",
+        &["unknown field `colour`", "line 8"],
+    );
 }
 
 #[test]
@@ -105,7 +113,9 @@ fn a_bad_file_does_not_stop_the_others_from_being_checked() {
         ])
         .assert()
         .code(1)
-        .stdout(predicate::str::contains("ok    scenarios/support-ticket-timeout.yaml"))
+        .stdout(predicate::str::contains(
+            "ok    scenarios/support-ticket-timeout.yaml",
+        ))
         .stdout(predicate::str::contains("1 valid, 1 invalid"));
 }
 

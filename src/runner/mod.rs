@@ -180,7 +180,7 @@ pub fn select_scenarios(cfg: &RunConfig) -> Result<Vec<Arc<Scenario>>, RunError>
 /// Everything a run needs, built once.
 pub struct Plan {
     pub scenarios: Vec<Arc<Scenario>>,
-    pub cells: Vec<CellSpec>,
+    pub cells: Arc<Vec<CellSpec>>,
     /// Handoffs by (scenario index, point, strategy).
     pub handoffs: BTreeMap<(usize, String, String), Arc<Handoff>>,
     pub states: BTreeMap<(usize, String), Arc<InterruptedState>>,
@@ -259,7 +259,7 @@ pub fn plan(cfg: &RunConfig) -> Result<Plan, RunError> {
     }
     Ok(Plan {
         scenarios,
-        cells,
+        cells: Arc::new(cells),
         handoffs,
         states,
     })
@@ -319,12 +319,15 @@ pub fn execute(
         std::fs::remove_file(&results).map_err(io(&results))?;
     }
     // Indices, not copies: a 100,000-cell matrix should not hold its cells twice.
-    let cells: Arc<Vec<CellSpec>> = Arc::new(plan.cells.clone());
+    let cells: Arc<Vec<CellSpec>> = plan.cells.clone();
     let todo: Vec<u32> = (0..cells.len() as u32)
         .filter(|&i| {
             let c = &cells[i as usize];
             let s = &plan.scenarios[c.scenario];
-            !done.contains(&format!("{}|{}|{}|{}|{}", s.id, c.point, c.strategy, c.model, c.rep))
+            !done.contains(&format!(
+                "{}|{}|{}|{}|{}",
+                s.id, c.point, c.strategy, c.model, c.rep
+            ))
         })
         .collect();
     reporter.event(RunEvent::Planned {
