@@ -57,7 +57,7 @@ fn oracle_scores_perfectly_everywhere() {
 #[test]
 fn every_failure_metric_fires_somewhere_in_the_default_matrix() {
     let recs = run(&["sim:careful", "sim:literal"], 1, &tmp("discriminate"));
-    let any = |f: &dyn Fn(&RunRecord) -> bool| recs.iter().any(|r| f(r));
+    let any = |f: &dyn Fn(&RunRecord) -> bool| recs.iter().any(f);
     assert!(any(&|r| r.metrics.omitted_context > 0), "omitted context");
     assert!(any(&|r| r.metrics.repeated_work > 0), "repeated work");
     assert!(any(&|r| r.metrics.duplicate_side_effects > 0), "duplicates");
