@@ -63,47 +63,76 @@ pub enum Command {
     InspectContinuity(crate::envelope::InspectContinuityArgs),
 }
 
-#[derive(Debug, Args)]
+#[derive(Debug, Args, Default, serde::Deserialize)]
+#[serde(deny_unknown_fields)]
 pub struct RunArgs {
+    /// A TOML file with any of these options (same names, underscores for dashes); flags given on
+    /// the command line win over the file.
+    #[arg(long)]
+    #[serde(skip)]
+    pub config: Option<PathBuf>,
     /// Comma-separated scenario ids (default: all, with benign variants `ID@benign`).
     #[arg(long, value_delimiter = ',')]
     pub scenarios: Option<Vec<String>>,
     /// Comma-separated interrupt points (default: all).
     #[arg(long, value_delimiter = ',')]
     pub interrupts: Option<Vec<String>>,
-    /// Comma-separated strategy ids.
-    #[arg(long, value_delimiter = ',', default_value = "none,A,B,C,D,mask,B+A")]
-    pub strategies: Vec<String>,
-    /// Comma-separated destination models.
-    #[arg(long, value_delimiter = ',', default_value = "sim:careful,sim:literal")]
-    pub models: Vec<String>,
-    /// Repetitions per cell.
-    #[arg(long, default_value_t = 3)]
-    pub reps: u32,
-    /// Base seed; every cell's seed derives from it and the cell's identity.
-    #[arg(long, default_value_t = 20260721)]
-    pub seed: u64,
+    /// Comma-separated strategy ids [default: none,A,B,C,D,mask,B+A].
+    #[arg(long, value_delimiter = ',')]
+    pub strategies: Option<Vec<String>>,
+    /// Comma-separated destination models [default: sim:careful,sim:literal].
+    #[arg(long, value_delimiter = ',')]
+    pub models: Option<Vec<String>>,
+    /// Repetitions per cell [default: 3].
+    #[arg(long)]
+    pub reps: Option<u32>,
+    /// Base seed; every cell's seed derives from it and the cell's identity [default: 20260721].
+    #[arg(long)]
+    pub seed: Option<u64>,
     /// Run at most this many cells (in matrix order).
     #[arg(long)]
     pub limit: Option<usize>,
-    /// Cells run at once.
-    #[arg(long, default_value_t = 2)]
-    pub concurrency: usize,
-    /// Output folder.
-    #[arg(long, default_value = "reports/latest")]
-    pub out: PathBuf,
+    /// Cells run at once [default: 2].
+    #[arg(long)]
+    pub concurrency: Option<usize>,
+    /// Output folder [default: reports/latest].
+    #[arg(long)]
+    pub out: Option<PathBuf>,
     /// Keep the records already in OUT/results.jsonl and run only the missing cells.
     #[arg(long)]
+    #[serde(default)]
     pub resume: bool,
-    /// Actions a destination may take before the cell ends.
-    #[arg(long, default_value_t = 40)]
-    pub step_budget: u32,
-    /// Simulated destinations' attention parameter (0 = off; see README).
-    #[arg(long, default_value_t = 0.0)]
-    pub attention: f64,
-    /// Folder of strategy configurations and templates.
-    #[arg(long, default_value = "strategies")]
-    pub strategy_dir: PathBuf,
+    /// Actions a destination may take before the cell ends [default: 40].
+    #[arg(long)]
+    pub step_budget: Option<u32>,
+    /// Simulated destinations' attention parameter (0 = off; see README) [default: 0].
+    #[arg(long)]
+    pub attention: Option<f64>,
+    /// Folder of strategy configurations and templates [default: strategies].
+    #[arg(long)]
+    pub strategy_dir: Option<PathBuf>,
+}
+
+impl RunArgs {
+    /// Command-line values win; the file fills what they leave unset.
+    fn or(self, file: RunArgs) -> RunArgs {
+        RunArgs {
+            config: self.config,
+            scenarios: self.scenarios.or(file.scenarios),
+            interrupts: self.interrupts.or(file.interrupts),
+            strategies: self.strategies.or(file.strategies),
+            models: self.models.or(file.models),
+            reps: self.reps.or(file.reps),
+            seed: self.seed.or(file.seed),
+            limit: self.limit.or(file.limit),
+            concurrency: self.concurrency.or(file.concurrency),
+            out: self.out.or(file.out),
+            resume: self.resume || file.resume,
+            step_budget: self.step_budget.or(file.step_budget),
+            attention: self.attention.or(file.attention),
+            strategy_dir: self.strategy_dir.or(file.strategy_dir),
+        }
+    }
 }
 
 #[derive(Debug, Args)]
@@ -358,30 +387,41 @@ fn handoff(dir: &Path, args: &HandoffArgs) -> Result<i32, Error> {
 
 fn run_matrix(dir: &Path, a: RunArgs) -> Result<i32, Error> {
     use crate::runner::{Reporter, RunConfig, RunEvent};
-    if !(0.0..=10.0).contains(&a.attention) {
-        return Err(Error::Usage("--attention must be between 0 and 10".into()));
-    }
-    if a.reps == 0 || a.concurrency == 0 {
-        return Err(Error::Usage(
-            "--reps and --concurrency must be at least 1".into(),
-        ));
-    }
+    let a = match &a.config {
+        Some(path) => {
+            let text = std::fs::read_to_string(path)
+                .map_err(|e| Error::Usage(format!("{}: cannot read: {e}", path.display())))?;
+            let file: RunArgs = toml::from_str(&text)
+                .map_err(|e| Error::Usage(format!("{}: {e}", path.display())))?;
+            a.or(file)
+        }
+        None => a,
+    };
+    let d = RunConfig::default();
     let cfg = RunConfig {
         scenario_dir: dir.to_path_buf(),
-        strategy_dir: a.strategy_dir,
+        strategy_dir: a.strategy_dir.unwrap_or(d.strategy_dir),
         scenarios: a.scenarios,
         interrupts: a.interrupts,
-        strategies: a.strategies,
-        models: a.models,
-        reps: a.reps,
-        seed: a.seed,
+        strategies: a.strategies.unwrap_or(d.strategies),
+        models: a.models.unwrap_or(d.models),
+        reps: a.reps.unwrap_or(d.reps),
+        seed: a.seed.unwrap_or(d.seed),
         limit: a.limit,
-        concurrency: a.concurrency,
-        out: a.out,
+        concurrency: a.concurrency.unwrap_or(d.concurrency),
+        out: a.out.unwrap_or(d.out),
         resume: a.resume,
-        step_budget: a.step_budget,
-        attention: a.attention,
+        step_budget: a.step_budget.unwrap_or(d.step_budget),
+        attention: a.attention.unwrap_or(d.attention),
     };
+    if !(0.0..=10.0).contains(&cfg.attention) {
+        return Err(Error::Usage("attention must be between 0 and 10".into()));
+    }
+    if cfg.reps == 0 || cfg.concurrency == 0 || cfg.step_budget == 0 {
+        return Err(Error::Usage(
+            "reps, concurrency and step_budget must be at least 1".into(),
+        ));
+    }
     let plan = crate::runner::plan(&cfg)?;
     crate::runner::write_manifest(&cfg, &plan)?;
 

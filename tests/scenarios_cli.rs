@@ -173,3 +173,36 @@ fn shipped_schema_is_current() {
         "regenerate with `cargo run -- scenarios schema --out scenarios/scenario.schema.json`"
     );
 }
+
+#[test]
+fn run_reads_a_config_file_and_flags_win() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let out = dir.path().join("run");
+    let cfg = dir.path().join("run.toml");
+    std::fs::write(
+        &cfg,
+        format!(
+            "scenarios = [\"support-ticket-timeout\"]\nstrategies = [\"C\"]\nmodels = [\"sim:literal\"]\nreps = 5\nout = {:?}\n",
+            out.display().to_string()
+        ),
+    )
+    .expect("write config");
+    cli()
+        .args([
+            "run",
+            "--config",
+            cfg.to_str().unwrap_or_default(),
+            "--reps",
+            "1",
+        ])
+        .assert()
+        .success()
+        .stdout(predicate::str::contains("4 cells run"));
+    assert!(out.join("report.md").is_file());
+    std::fs::write(&cfg, "colour = 1\n").expect("write config");
+    cli()
+        .args(["run", "--config", cfg.to_str().unwrap_or_default()])
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains("unknown field `colour`"));
+}
