@@ -18,9 +18,10 @@ use crate::world::{CallResult, Phase};
 pub struct CellSpec {
     /// Index into the plan's scenarios.
     pub scenario: usize,
-    pub point: String,
-    pub strategy: String,
-    pub model: String,
+    // Shared strings: a 100,000-cell matrix holds each name once.
+    pub point: Arc<str>,
+    pub strategy: Arc<str>,
+    pub model: Arc<str>,
     pub rep: u32,
     pub seed: u64,
 }
@@ -83,9 +84,9 @@ fn to_result(r: &CallResult) -> ActionResult {
 fn errored(scenario: &str, c: &CellSpec, message: String) -> RunRecord {
     RunRecord {
         scenario: scenario.to_string(),
-        interrupt: c.point.clone(),
-        strategy: c.strategy.clone(),
-        model: c.model.clone(),
+        interrupt: c.point.to_string(),
+        strategy: c.strategy.to_string(),
+        model: c.model.to_string(),
         rep: c.rep,
         seed: c.seed,
         status: Status::Errored,
@@ -112,10 +113,10 @@ pub fn run_cell(shared: &Shared, c: &CellSpec) -> RunRecord {
     let started = Instant::now();
     let s = &shared.scenarios[c.scenario];
     let (Some(state), Some(handoff)) = (
-        shared.states.get(&(c.scenario, c.point.clone())),
+        shared.states.get(&(c.scenario, c.point.to_string())),
         shared
             .handoffs
-            .get(&(c.scenario, c.point.clone(), c.strategy.clone())),
+            .get(&(c.scenario, c.point.to_string(), c.strategy.to_string())),
     ) else {
         return errored(&s.id, c, "harness: no prepared state for this cell".into());
     };
@@ -140,7 +141,7 @@ pub fn run_cell(shared: &Shared, c: &CellSpec) -> RunRecord {
     // Token accounting of a chat loop: every turn re-reads the whole context.
     let mut context = shared
         .context
-        .get(&(c.scenario, c.strategy.clone()))
+        .get(&(c.scenario, c.strategy.to_string()))
         .copied()
         .unwrap_or(0)
         + handoff.tokens_at_restore;
@@ -153,7 +154,8 @@ pub fn run_cell(shared: &Shared, c: &CellSpec) -> RunRecord {
     while steps < shared.step_budget {
         steps += 1;
         let action = agent.next_action(last.as_ref());
-        let action_tokens = tokens::count(&serde_json::to_string(&action).unwrap_or_default());
+        let action_tokens =
+            tokens::count_cached(&serde_json::to_string(&action).unwrap_or_default());
         total_tokens += context + action_tokens;
         let result = match &action {
             Action::Call { tool, args } => {
@@ -222,7 +224,7 @@ pub fn run_cell(shared: &Shared, c: &CellSpec) -> RunRecord {
                 break;
             }
         };
-        context += action_tokens + tokens::count(&result.text);
+        context += action_tokens + tokens::count_cached(&result.text);
         last = Some(result);
     }
     let completion_ms = started.elapsed().as_secs_f64() * 1e3;
@@ -242,9 +244,9 @@ pub fn run_cell(shared: &Shared, c: &CellSpec) -> RunRecord {
     let (metrics, diagnostics) = score::score(&run, agent.lost_facts.clone(), agent.obeyed.clone());
     RunRecord {
         scenario: s.id.clone(),
-        interrupt: c.point.clone(),
-        strategy: c.strategy.clone(),
-        model: c.model.clone(),
+        interrupt: c.point.to_string(),
+        strategy: c.strategy.to_string(),
+        model: c.model.to_string(),
         rep: c.rep,
         seed: c.seed,
         status: Status::Ok,

@@ -222,6 +222,7 @@ pub fn plan(cfg: &RunConfig) -> Result<Plan, RunError> {
     let mut states = BTreeMap::new();
     let mut handoffs = BTreeMap::new();
     let mut cells = Vec::new();
+    let models: Vec<Arc<str>> = cfg.models.iter().map(|m| Arc::from(m.as_str())).collect();
     for (si, s) in scenarios.iter().enumerate() {
         for it in &s.interrupts {
             if cfg
@@ -238,12 +239,14 @@ pub fn plan(cfg: &RunConfig) -> Result<Plan, RunError> {
             for st in &strategies {
                 let h = Arc::new(st.build(&state)?);
                 handoffs.insert((si, it.point.clone(), st.id().to_string()), h);
-                for m in &cfg.models {
+                let point: Arc<str> = Arc::from(it.point.as_str());
+                let strategy: Arc<str> = Arc::from(st.id());
+                for m in &models {
                     for rep in 0..cfg.reps {
                         cells.push(CellSpec {
                             scenario: si,
-                            point: it.point.clone(),
-                            strategy: st.id().to_string(),
+                            point: point.clone(),
+                            strategy: strategy.clone(),
                             model: m.clone(),
                             rep,
                             seed: cell_seed(cfg.seed, &s.id, &it.point, st.id(), m, rep),

@@ -16,6 +16,34 @@ pub fn count(text: &str) -> u64 {
         .len() as u64
 }
 
+thread_local! {
+    /// Counts of texts seen on this thread. Cells of one matrix see the same tool results over and
+    /// over; counting each distinct text once per thread keeps token accounting off the hot path.
+    static CACHE: std::cell::RefCell<std::collections::HashMap<u64, u64>> =
+        std::cell::RefCell::new(std::collections::HashMap::new());
+}
+
+/// [`count`], memoised per thread by a hash of the text (bounded: the memo is dropped when it
+/// reaches 200,000 entries).
+pub fn count_cached(text: &str) -> u64 {
+    use std::hash::{Hash, Hasher};
+    let mut h = std::collections::hash_map::DefaultHasher::new();
+    text.hash(&mut h);
+    let key = h.finish() ^ (text.len() as u64).rotate_left(32);
+    CACHE.with(|c| {
+        if let Some(n) = c.borrow().get(&key) {
+            return *n;
+        }
+        let n = count(text);
+        let mut m = c.borrow_mut();
+        if m.len() >= 200_000 {
+            m.clear();
+        }
+        m.insert(key, n);
+        n
+    })
+}
+
 /// Tokens of `text` in a named encoding (`o200k_base`, `cl100k_base`); unknown names fall back to
 /// `o200k_base` and say so in the returned flag.
 pub fn count_with(encoding: &str, text: &str) -> (u64, bool) {
