@@ -6,6 +6,7 @@
 pub mod agent;
 pub mod checkpoint;
 pub mod cli;
+pub mod continuity;
 pub mod envelope;
 pub mod error;
 pub mod report;

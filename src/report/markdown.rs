@@ -133,6 +133,35 @@ impl Export for MarkdownReport {
                 let _ = writeln!(o, "| {} | {} | {} |", cell(st), cell(f), n);
             }
         }
+        if !s.continuity.is_empty() {
+            let _ = writeln!(
+                o,
+                "\n## Continuity envelope: same-or-stricter decision (seed 000 §6)\n"
+            );
+            let _ = writeln!(
+                o,
+                "For every scenario × interrupt point, the continuity decision from the full history and from what the handoff lets a runtime recover; the compacted path passes when its decision is the same or stricter and it keeps every constraint reference and pending obligation. Traces are in `continuity.jsonl`.\n"
+            );
+            let _ = writeln!(o, "| strategy | passed | of | first failures |");
+            let _ = writeln!(o, "| --- | ---: | ---: | --- |");
+            for r in &s.continuity {
+                let _ = writeln!(
+                    o,
+                    "| {} | {} | {} | {} |",
+                    cell(&r.strategy),
+                    r.passed,
+                    r.total,
+                    cell(
+                        &r.failures
+                            .iter()
+                            .take(2)
+                            .cloned()
+                            .collect::<Vec<_>>()
+                            .join("; ")
+                    )
+                );
+            }
+        }
         let errored: Vec<&RunRecord> = records
             .iter()
             .filter(|r| r.status == Status::Errored)

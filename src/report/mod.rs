@@ -44,6 +44,74 @@ pub struct Summary {
     pub ranking: Vec<RankRow>,
     /// Facts most often lost per strategy: (strategy, fact id, count).
     pub lost_facts: Vec<(String, String, usize)>,
+    /// The seed-000 required eval per strategy (empty when the run folder has no
+    /// `continuity.jsonl`).
+    pub continuity: Vec<ContinuityRow>,
+}
+
+/// The same-or-stricter continuity eval of one strategy over every scenario × interrupt point.
+#[derive(Debug, Clone, Serialize)]
+pub struct ContinuityRow {
+    pub strategy: String,
+    pub passed: usize,
+    pub total: usize,
+    /// `scenario · point: full → compacted (why)` for each failure.
+    pub failures: Vec<String>,
+}
+
+/// Aggregates `continuity.jsonl` per strategy, in first-seen order.
+pub fn summarize_continuity(evals: &[crate::continuity::ContinuityEval]) -> Vec<ContinuityRow> {
+    let mut rows: Vec<ContinuityRow> = Vec::new();
+    for e in evals {
+        let i = match rows.iter().position(|r| r.strategy == e.strategy) {
+            Some(i) => i,
+            None => {
+                rows.push(ContinuityRow {
+                    strategy: e.strategy.clone(),
+                    passed: 0,
+                    total: 0,
+                    failures: vec![],
+                });
+                rows.len() - 1
+            }
+        };
+        let r = &mut rows[i];
+        r.total += 1;
+        if e.passed {
+            r.passed += 1;
+        } else {
+            r.failures.push(format!(
+                "{} · {}: {} → {} ({})",
+                e.scenario,
+                e.interrupt,
+                e.full_decision,
+                e.compacted_decision,
+                e.violations.join("; ")
+            ));
+        }
+    }
+    rows
+}
+
+/// Reads `continuity.jsonl` (absent: empty).
+pub fn read_continuity(
+    dir: &Path,
+) -> Result<Vec<crate::continuity::ContinuityEval>, crate::runner::RunError> {
+    let path = dir.join("continuity.jsonl");
+    let Ok(text) = std::fs::read_to_string(&path) else {
+        return Ok(Vec::new());
+    };
+    text.lines()
+        .enumerate()
+        .filter(|(_, l)| !l.trim().is_empty())
+        .map(|(i, l)| {
+            serde_json::from_str(l).map_err(|e| crate::runner::RunError::Corrupt {
+                path: path.clone(),
+                line: i + 1,
+                message: e.to_string(),
+            })
+        })
+        .collect()
 }
 
 #[derive(Debug, Clone, Serialize)]
@@ -175,6 +243,7 @@ pub fn summarize(records: &[RunRecord]) -> Summary {
         by_strategy_model_interrupt,
         ranking,
         lost_facts,
+        continuity: Vec::new(),
     }
 }
 
@@ -354,7 +423,8 @@ pub fn render_dir(dir: &Path) -> Result<Summary, crate::runner::RunError> {
         })?,
         Err(_) => serde_json::Value::Null,
     };
-    let summary = summarize(&records);
+    let mut summary = summarize(&records);
+    summary.continuity = summarize_continuity(&read_continuity(dir)?);
     let exports: [&dyn Export; 4] = [&RunsCsv, &SummaryCsv, &SummaryJson, &MarkdownReport];
     for e in exports {
         let bytes = e

@@ -184,6 +184,8 @@ pub struct Plan {
     /// Handoffs by (scenario index, point, strategy).
     pub handoffs: BTreeMap<(usize, String, String), Arc<Handoff>>,
     pub states: BTreeMap<(usize, String), Arc<InterruptedState>>,
+    /// The seed-000 required eval per scenario × point × strategy.
+    pub continuity: Vec<crate::continuity::ContinuityEval>,
 }
 
 /// Expands the matrix and builds the shared interrupted states and handoffs.
@@ -222,6 +224,7 @@ pub fn plan(cfg: &RunConfig) -> Result<Plan, RunError> {
     let mut states = BTreeMap::new();
     let mut handoffs = BTreeMap::new();
     let mut cells = Vec::new();
+    let mut continuity = Vec::new();
     let models: Vec<Arc<str>> = cfg.models.iter().map(|m| Arc::from(m.as_str())).collect();
     for (si, s) in scenarios.iter().enumerate() {
         for it in &s.interrupts {
@@ -236,8 +239,15 @@ pub fn plan(cfg: &RunConfig) -> Result<Plan, RunError> {
                 InterruptedState::build(s.clone(), &it.point)
                     .map_err(crate::strategy::StrategyError::from)?,
             );
+            let full_history: String = state
+                .events
+                .iter()
+                .map(|e| e.text.as_str())
+                .collect::<Vec<_>>()
+                .join("\n");
             for st in &strategies {
                 let h = Arc::new(st.build(&state)?);
+                continuity.push(crate::continuity::evaluate(&state, &h, &full_history));
                 handoffs.insert((si, it.point.clone(), st.id().to_string()), h);
                 let point: Arc<str> = Arc::from(it.point.as_str());
                 let strategy: Arc<str> = Arc::from(st.id());
@@ -265,6 +275,7 @@ pub fn plan(cfg: &RunConfig) -> Result<Plan, RunError> {
         cells: Arc::new(cells),
         handoffs,
         states,
+        continuity,
     })
 }
 
@@ -454,5 +465,14 @@ pub fn write_manifest(cfg: &RunConfig, plan: &Plan) -> Result<(), RunError> {
     let digest = crate::world::sha256_digest(m.to_string().as_bytes());
     m["digest"] = serde_json::Value::String(digest);
     let path = cfg.out.join("manifest.json");
-    std::fs::write(&path, serde_json::to_vec_pretty(&m).unwrap_or_default()).map_err(io(&path))
+    std::fs::write(&path, serde_json::to_vec_pretty(&m).unwrap_or_default()).map_err(io(&path))?;
+    // The continuity trace and required eval, one line per scenario × point × strategy: every cell
+    // of that triple starts from this handoff (records name it by the same three fields).
+    let path = cfg.out.join("continuity.jsonl");
+    let mut text = String::new();
+    for c in &plan.continuity {
+        text.push_str(&serde_json::to_string(c).unwrap_or_default());
+        text.push('\n');
+    }
+    std::fs::write(&path, text).map_err(io(&path))
 }
