@@ -51,6 +51,9 @@ pub enum Command {
         #[arg(long)]
         out: Option<PathBuf>,
     },
+    /// Inspect or clear the response cache of live models.
+    #[command(subcommand)]
+    Cache(CacheCmd),
     /// Re-render runs.csv, summary.csv, summary.json and report.md from a run folder.
     Report {
         /// The run folder (holding results.jsonl and manifest.json).
@@ -111,6 +114,17 @@ pub struct RunArgs {
     /// Folder of strategy configurations and templates [default: strategies].
     #[arg(long)]
     pub strategy_dir: Option<PathBuf>,
+    /// Response cache folder [default: the user's cache directory].
+    #[arg(long)]
+    pub cache_dir: Option<PathBuf>,
+    /// Bypass the response cache (neither read nor written).
+    #[arg(long)]
+    #[serde(default)]
+    pub no_cache: bool,
+    /// Live models (`[model.NAME]` tables of the configuration file).
+    #[arg(skip)]
+    #[serde(default)]
+    pub model: std::collections::BTreeMap<String, crate::agent::live::ModelConfig>,
 }
 
 impl RunArgs {
@@ -131,6 +145,9 @@ impl RunArgs {
             step_budget: self.step_budget.or(file.step_budget),
             attention: self.attention.or(file.attention),
             strategy_dir: self.strategy_dir.or(file.strategy_dir),
+            cache_dir: self.cache_dir.or(file.cache_dir),
+            no_cache: self.no_cache || file.no_cache,
+            model: file.model,
         }
     }
 }
@@ -170,6 +187,20 @@ pub enum ScenariosCmd {
     },
 }
 
+#[derive(Debug, Subcommand)]
+pub enum CacheCmd {
+    /// Entries and size of the cache.
+    Stats {
+        #[arg(long)]
+        cache_dir: Option<PathBuf>,
+    },
+    /// Delete every cached response.
+    Clear {
+        #[arg(long)]
+        cache_dir: Option<PathBuf>,
+    },
+}
+
 #[derive(Debug, Args)]
 pub struct ValidateArgs {
     /// Files or folders to validate (default: the scenario folder).
@@ -182,6 +213,7 @@ pub fn run(cli: Cli) -> i32 {
         Command::Scenarios(cmd) => scenarios(&cli.scenario_dir, cmd),
         Command::Handoff(args) => handoff(&cli.scenario_dir, &args),
         Command::Run(args) => run_matrix(&cli.scenario_dir, args),
+        Command::Cache(cmd) => cache_cmd(cmd),
         Command::Bench {
             reps,
             concurrency,
@@ -413,6 +445,9 @@ fn run_matrix(dir: &Path, a: RunArgs) -> Result<i32, Error> {
         resume: a.resume,
         step_budget: a.step_budget.unwrap_or(d.step_budget),
         attention: a.attention.unwrap_or(d.attention),
+        model_defs: a.model,
+        cache_dir: a.cache_dir,
+        no_cache: a.no_cache,
     };
     if !(0.0..=10.0).contains(&cfg.attention) {
         return Err(Error::Usage("attention must be between 0 and 10".into()));
@@ -428,6 +463,8 @@ fn run_matrix(dir: &Path, a: RunArgs) -> Result<i32, Error> {
     struct Progress {
         bar: indicatif::ProgressBar,
         errored: usize,
+        retries: u64,
+        cache_hits: u64,
     }
     impl Reporter for Progress {
         fn event(&mut self, e: RunEvent<'_>) {
@@ -442,7 +479,16 @@ fn run_matrix(dir: &Path, a: RunArgs) -> Result<i32, Error> {
                     if record.status == crate::runner::Status::Errored {
                         self.errored += 1;
                     }
-                    self.bar.set_message(format!("{} errored", self.errored));
+                    if let Some(l) = &record.diagnostics.live {
+                        self.retries += l.retries as u64;
+                        self.cache_hits += l.cache_hits as u64;
+                        self.bar.set_message(format!(
+                            "{} errored · {} retries · {} cache hits",
+                            self.errored, self.retries, self.cache_hits
+                        ));
+                    } else {
+                        self.bar.set_message(format!("{} errored", self.errored));
+                    }
                     self.bar.inc(1);
                 }
                 RunEvent::Finished { .. } => self.bar.finish_and_clear(),
@@ -454,7 +500,12 @@ fn run_matrix(dir: &Path, a: RunArgs) -> Result<i32, Error> {
         indicatif::ProgressStyle::with_template("{bar:40} {pos}/{len} cells · {msg} · ETA {eta}")
             .unwrap_or_else(|_| indicatif::ProgressStyle::default_bar()),
     );
-    let mut progress = Progress { bar, errored: 0 };
+    let mut progress = Progress {
+        bar,
+        errored: 0,
+        retries: 0,
+        cache_hits: 0,
+    };
     let written = crate::runner::execute(&cfg, &plan, &mut progress)?;
     let summary = crate::report::render_dir(&cfg.out)?;
     println!(
@@ -524,5 +575,32 @@ fn bench(dir: &Path, reps: u32, concurrency: usize, out: Option<PathBuf>) -> Res
         "results:             {}",
         out.join("results.jsonl").display()
     );
+    Ok(exit::OK)
+}
+
+fn cache_cmd(cmd: CacheCmd) -> Result<i32, Error> {
+    use crate::agent::live::Cache;
+    let (dir, clear) = match cmd {
+        CacheCmd::Stats { cache_dir } => (cache_dir, false),
+        CacheCmd::Clear { cache_dir } => (cache_dir, true),
+    };
+    let cache = Cache {
+        dir: dir.unwrap_or_else(Cache::default_dir),
+    };
+    if clear {
+        let (n, _) = cache.stats();
+        cache.clear().map_err(|source| Error::Write {
+            path: cache.dir.clone(),
+            source,
+        })?;
+        println!("removed {n} cached responses from {}", cache.dir.display());
+    } else {
+        let (n, bytes) = cache.stats();
+        println!(
+            "{}: {n} cached responses, {:.1} MiB",
+            cache.dir.display(),
+            bytes as f64 / 1048576.0
+        );
+    }
     Ok(exit::OK)
 }

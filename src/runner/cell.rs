@@ -7,6 +7,7 @@ use std::time::Instant;
 use serde_json::json;
 
 use super::{Plan, RunConfig, RunRecord, Status};
+use crate::agent::live::{ErrorClass, LiveAgent, LiveClient, LiveError};
 use crate::agent::{Action, ActionResult, Destination, SimAgent, sim_kind};
 use crate::scenario::{Object, Scenario};
 use crate::score::{self, Run};
@@ -41,6 +42,10 @@ pub struct Shared {
     context: BTreeMap<(usize, String), u64>,
     step_budget: u32,
     attention: f64,
+    /// Live models by name.
+    pub live: BTreeMap<String, Arc<LiveClient>>,
+    compaction: BTreeMap<(usize, String, String), crate::agent::live::LiveStats>,
+    handoff_errors: BTreeMap<(usize, String, String), LiveError>,
 }
 
 impl Shared {
@@ -69,6 +74,9 @@ impl Shared {
             context,
             step_budget: cfg.step_budget,
             attention: cfg.attention,
+            live: plan.live.clone(),
+            compaction: plan.compaction.clone(),
+            handoff_errors: plan.handoff_errors.clone(),
         }
     }
 }
@@ -81,8 +89,9 @@ fn to_result(r: &CallResult) -> ActionResult {
     }
 }
 
-fn errored(scenario: &str, c: &CellSpec, message: String) -> RunRecord {
+fn errored(scenario: &str, c: &CellSpec, class: ErrorClass, message: String) -> RunRecord {
     RunRecord {
+        error_class: Some(class),
         scenario: scenario.to_string(),
         interrupt: c.point.to_string(),
         strategy: c.strategy.to_string(),
@@ -102,6 +111,7 @@ fn errored(scenario: &str, c: &CellSpec, message: String) -> RunRecord {
             total_tokens: 0,
             first_action_ms: 0.0,
             completion_ms: 0.0,
+            compaction_tokens: 0,
         },
         diagnostics: Default::default(),
     }
@@ -109,7 +119,7 @@ fn errored(scenario: &str, c: &CellSpec, message: String) -> RunRecord {
 
 /// Runs one cell to its record. Never panics on scenario content: anything that goes wrong is an
 /// errored record.
-pub fn run_cell(shared: &Shared, c: &CellSpec) -> RunRecord {
+pub async fn run_cell(shared: &Shared, c: &CellSpec) -> RunRecord {
     let started = Instant::now();
     let s = &shared.scenarios[c.scenario];
     let (Some(state), Some(handoff)) = (
@@ -118,24 +128,49 @@ pub fn run_cell(shared: &Shared, c: &CellSpec) -> RunRecord {
             .handoffs
             .get(&(c.scenario, c.point.to_string(), c.strategy.to_string())),
     ) else {
-        return errored(&s.id, c, "harness: no prepared state for this cell".into());
-    };
-    let Some(kind) = sim_kind(&c.model) else {
+        let key = (c.scenario, c.point.to_string(), c.strategy.to_string());
+        if let Some(e) = shared.handoff_errors.get(&key) {
+            return errored(
+                &s.id,
+                c,
+                e.class,
+                format!("building the handoff: {}", e.message),
+            );
+        }
         return errored(
             &s.id,
             c,
-            format!("harness: unknown destination `{}`", c.model),
+            ErrorClass::Harness,
+            "no prepared state for this cell".into(),
         );
     };
     let mut world = state.world.clone();
-    let mut agent = SimAgent::new(
-        kind,
-        s.clone(),
-        &state.interrupt,
-        handoff,
-        c.seed,
-        shared.attention,
-    );
+    let mut dest = if let Some(kind) = sim_kind(&c.model) {
+        Dest::Sim(Box::new(SimAgent::new(
+            kind,
+            s.clone(),
+            &state.interrupt,
+            handoff,
+            c.seed,
+            shared.attention,
+        )))
+    } else if let Some(client) = shared.live.get(&*c.model) {
+        Dest::Live(Box::new(LiveAgent::new(
+            client.clone(),
+            SYSTEM_PROMPT,
+            s,
+            handoff,
+            c.rep,
+            c.seed,
+        )))
+    } else {
+        return errored(
+            &s.id,
+            c,
+            ErrorClass::Harness,
+            format!("unknown destination `{}`", c.model),
+        );
+    };
     let offers_retrieve = handoff.extra_tools.iter().any(|t| t.name == "retrieve");
 
     // Token accounting of a chat loop: every turn re-reads the whole context.
@@ -153,13 +188,16 @@ pub fn run_cell(shared: &Shared, c: &CellSpec) -> RunRecord {
     let mut steps = 0u32;
     while steps < shared.step_budget {
         steps += 1;
-        let action = agent.next_action(last.as_ref());
+        let action = match dest.next(last.as_ref()).await {
+            Ok(a) => a,
+            Err(e) => return errored(&s.id, c, e.class, e.message),
+        };
         let action_tokens =
             tokens::count_cached(&serde_json::to_string(&action).unwrap_or_default());
         total_tokens += context + action_tokens;
         let result = match &action {
             Action::Call { tool, args } => {
-                first_action_ms.get_or_insert_with(|| started.elapsed().as_secs_f64() * 1e3);
+                first_action_ms.get_or_insert_with(|| dest.clock_ms(&started));
                 to_result(&world.call(Phase::Continuation, tool, args, None, None))
             }
             Action::AskUser { question } => {
@@ -175,7 +213,7 @@ pub fn run_cell(shared: &Shared, c: &CellSpec) -> RunRecord {
                 ))
             }
             Action::RequestApproval { approval_id } => {
-                first_action_ms.get_or_insert_with(|| started.elapsed().as_secs_f64() * 1e3);
+                first_action_ms.get_or_insert_with(|| dest.clock_ms(&started));
                 to_result(&world.request_approval(Phase::Continuation, approval_id))
             }
             Action::Retrieve { resource } => {
@@ -227,7 +265,7 @@ pub fn run_cell(shared: &Shared, c: &CellSpec) -> RunRecord {
         context += action_tokens + tokens::count_cached(&result.text);
         last = Some(result);
     }
-    let completion_ms = started.elapsed().as_secs_f64() * 1e3;
+    let completion_ms = dest.clock_ms(&started);
     let run = Run {
         scenario: s,
         interrupt: &state.interrupt,
@@ -241,7 +279,29 @@ pub fn run_cell(shared: &Shared, c: &CellSpec) -> RunRecord {
         steps,
         step_budget_exhausted: finish.is_none(),
     };
-    let (metrics, diagnostics) = score::score(&run, agent.lost_facts.clone(), agent.obeyed.clone());
+    let (lost, obeyed, live) = match &mut dest {
+        Dest::Sim(a) => (a.lost_facts.clone(), a.obeyed.clone(), None),
+        Dest::Live(a) => {
+            a.finish_stats();
+            (vec![], vec![], Some(a.stats.clone()))
+        }
+    };
+    let mut run = run;
+    if let Some(l) = &live {
+        // A live cell's cost is what the provider reported (or tiktoken counted).
+        run.total_tokens = l.input_tokens + l.output_tokens;
+    }
+    let (metrics, mut diagnostics) = score::score(&run, lost, obeyed);
+    diagnostics.live = live;
+    let compaction =
+        shared
+            .compaction
+            .get(&(c.scenario, c.point.to_string(), c.strategy.to_string()));
+    let mut metrics = metrics;
+    metrics.compaction_tokens = compaction
+        .map(|l| l.input_tokens + l.output_tokens)
+        .unwrap_or(0);
+    diagnostics.compaction = compaction.cloned();
     RunRecord {
         scenario: s.id.clone(),
         interrupt: c.point.to_string(),
@@ -251,7 +311,33 @@ pub fn run_cell(shared: &Shared, c: &CellSpec) -> RunRecord {
         seed: c.seed,
         status: Status::Ok,
         error: None,
+        error_class: None,
         metrics,
         diagnostics,
+    }
+}
+
+/// The destination of a cell.
+enum Dest {
+    Sim(Box<SimAgent>),
+    Live(Box<LiveAgent>),
+}
+
+impl Dest {
+    /// Time so far: wall time for simulated destinations; for live ones the summed latency of
+    /// the model calls, with cache hits counting their original latency (so a cached rerun
+    /// reports the latency that was measured).
+    fn clock_ms(&self, started: &Instant) -> f64 {
+        match self {
+            Dest::Sim(_) => started.elapsed().as_secs_f64() * 1e3,
+            Dest::Live(a) => a.stats.latency_ms,
+        }
+    }
+
+    async fn next(&mut self, last: Option<&ActionResult>) -> Result<Action, LiveError> {
+        match self {
+            Dest::Sim(a) => Ok(a.next_action(last)),
+            Dest::Live(a) => a.next_action(last).await,
+        }
     }
 }

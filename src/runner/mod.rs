@@ -44,6 +44,12 @@ pub struct RunConfig {
     pub step_budget: u32,
     /// The simulated destinations' attention parameter (0: off).
     pub attention: f64,
+    /// Live models by name (`[model.NAME]` in the configuration file).
+    pub model_defs: BTreeMap<String, crate::agent::live::ModelConfig>,
+    /// Response cache folder (default: the user's cache directory).
+    pub cache_dir: Option<PathBuf>,
+    /// Bypass the response cache.
+    pub no_cache: bool,
 }
 
 impl Default for RunConfig {
@@ -66,6 +72,9 @@ impl Default for RunConfig {
             resume: false,
             step_budget: 40,
             attention: 0.0,
+            model_defs: BTreeMap::new(),
+            cache_dir: None,
+            no_cache: false,
         }
     }
 }
@@ -186,20 +195,57 @@ pub struct Plan {
     pub states: BTreeMap<(usize, String), Arc<InterruptedState>>,
     /// The seed-000 required eval per scenario × point × strategy.
     pub continuity: Vec<crate::continuity::ContinuityEval>,
+    /// Live model clients by name.
+    pub live: BTreeMap<String, Arc<crate::agent::live::LiveClient>>,
+    /// The live summariser's usage per handoff (compaction cost, charged to each of its cells).
+    pub compaction: BTreeMap<(usize, String, String), crate::agent::live::LiveStats>,
+    /// Handoffs a live summariser could not build: their cells are errored with this.
+    pub handoff_errors: BTreeMap<(usize, String, String), crate::agent::live::LiveError>,
+}
+
+/// The configuration of a live destination named on the command line, if it is one.
+pub fn live_model(cfg: &RunConfig, name: &str) -> Option<crate::agent::live::ModelConfig> {
+    if let Some(m) = cfg.model_defs.get(name) {
+        let mut m = m.clone();
+        m.name = name.to_string();
+        return Some(m);
+    }
+    name.strip_prefix("openai:")
+        .filter(|m| !m.is_empty())
+        .map(crate::agent::live::ModelConfig::openai)
 }
 
 /// Expands the matrix and builds the shared interrupted states and handoffs.
 pub fn plan(cfg: &RunConfig) -> Result<Plan, RunError> {
     let scenarios = select_scenarios(cfg)?;
     let registry = Registry::load(&cfg.strategy_dir)?;
+    let mut live = BTreeMap::new();
+    let cache = (!cfg.no_cache).then(|| crate::agent::live::Cache {
+        dir: cfg
+            .cache_dir
+            .clone()
+            .unwrap_or_else(crate::agent::live::Cache::default_dir),
+    });
     for m in &cfg.models {
-        if sim_kind(m).is_none() {
+        if sim_kind(m).is_some() {
+            continue;
+        }
+        let Some(mc) = live_model(cfg, m) else {
+            let mut known: Vec<String> = crate::agent::SIM_MODELS
+                .iter()
+                .map(|s| s.to_string())
+                .collect();
+            known.extend(cfg.model_defs.keys().cloned());
+            known.push("openai:MODEL".into());
             return Err(RunError::Unknown {
                 what: "destination model",
                 id: m.clone(),
-                known: crate::agent::SIM_MODELS.join(", "),
+                known: known.join(", "),
             });
-        }
+        };
+        let client = crate::agent::live::LiveClient::new(mc, cache.clone())
+            .map_err(|e| RunError::Usage(e.message))?;
+        live.insert(m.clone(), Arc::new(client));
     }
     if let Some(points) = &cfg.interrupts {
         let known: BTreeSet<&str> = scenarios
@@ -221,6 +267,43 @@ pub fn plan(cfg: &RunConfig) -> Result<Plan, RunError> {
         .iter()
         .map(|id| registry.get(id))
         .collect::<Result<_, _>>()?;
+    // Live summarisers (strategies of kind llm_summary) are called here, once per handoff.
+    let mut summarizers: BTreeMap<String, Arc<crate::agent::live::LiveClient>> = BTreeMap::new();
+    for id in &cfg.strategies {
+        if let Some(c) = registry
+            .config(id)
+            .filter(|c| c.kind == crate::strategy::StrategyKind::LlmSummary)
+        {
+            let name = c.summarizer.clone().unwrap_or_default();
+            let client = match live.get(&name) {
+                Some(cl) => cl.clone(),
+                None => {
+                    let mc = live_model(cfg, &name).ok_or_else(|| {
+                        RunError::Usage(format!(
+                            "strategy `{id}`: summarizer `{name}` is not a configured model (add [model.{name}] to the configuration, or use openai:MODEL)"
+                        ))
+                    })?;
+                    Arc::new(
+                        crate::agent::live::LiveClient::new(mc, cache.clone())
+                            .map_err(|e| RunError::Usage(e.message))?,
+                    )
+                }
+            };
+            summarizers.insert(id.clone(), client);
+        }
+    }
+    let rt = if summarizers.is_empty() {
+        None
+    } else {
+        Some(
+            tokio::runtime::Builder::new_current_thread()
+                .enable_all()
+                .build()
+                .map_err(io(&cfg.out))?,
+        )
+    };
+    let mut compaction = BTreeMap::new();
+    let mut handoff_errors = BTreeMap::new();
     let mut states = BTreeMap::new();
     let mut handoffs = BTreeMap::new();
     let mut cells = Vec::new();
@@ -246,9 +329,38 @@ pub fn plan(cfg: &RunConfig) -> Result<Plan, RunError> {
                 .collect::<Vec<_>>()
                 .join("\n");
             for st in &strategies {
-                let h = Arc::new(st.build(&state)?);
-                continuity.push(crate::continuity::evaluate(&state, &h, &full_history));
-                handoffs.insert((si, it.point.clone(), st.id().to_string()), h);
+                let key = (si, it.point.clone(), st.id().to_string());
+                let built = match (summarizers.get(st.id()), &rt) {
+                    (Some(client), Some(rt)) => {
+                        let c = registry.config(st.id()).cloned().unwrap_or_else(|| {
+                            crate::strategy::StrategyConfig::builtin("B")
+                                .unwrap_or_else(|| unreachable!())
+                        });
+                        match rt.block_on(live_summary(
+                            &registry,
+                            &c,
+                            &cfg.strategy_dir,
+                            &state,
+                            client,
+                            cfg.seed,
+                        )) {
+                            Ok((h, stats)) => {
+                                compaction.insert(key.clone(), stats);
+                                Some(h)
+                            }
+                            Err(e) => {
+                                handoff_errors.insert(key.clone(), e);
+                                None
+                            }
+                        }
+                    }
+                    _ => Some(st.build(&state)?),
+                };
+                if let Some(h) = built {
+                    let h = Arc::new(h);
+                    continuity.push(crate::continuity::evaluate(&state, &h, &full_history));
+                    handoffs.insert(key, h);
+                }
                 let point: Arc<str> = Arc::from(it.point.as_str());
                 let strategy: Arc<str> = Arc::from(st.id());
                 for m in &models {
@@ -276,7 +388,86 @@ pub fn plan(cfg: &RunConfig) -> Result<Plan, RunError> {
         handoffs,
         states,
         continuity,
+        live,
+        compaction,
+        handoff_errors,
     })
+}
+
+/// Builds a handoff with a live summariser: the prompt template over the interrupted state, one
+/// completion, the summary rendered like B's. Returns the summariser's usage (compaction cost).
+async fn live_summary(
+    registry: &Registry,
+    c: &crate::strategy::StrategyConfig,
+    strategy_dir: &Path,
+    state: &InterruptedState,
+    client: &crate::agent::live::LiveClient,
+    seed: u64,
+) -> Result<(Handoff, crate::agent::live::LiveStats), crate::agent::live::LiveError> {
+    use crate::agent::live::{ErrorClass, LiveError, LiveStats};
+    let harness = |message: String| LiveError {
+        class: ErrorClass::Harness,
+        message,
+    };
+    let template = match &c.prompt_template {
+        Some(p) => Some(
+            std::fs::read_to_string(strategy_dir.join(p))
+                .map_err(|e| harness(format!("{}: {e}", strategy_dir.join(p).display())))?,
+        ),
+        None => None,
+    };
+    let prompt = registry
+        .templates()
+        .render_summarize_prompt(state, template.as_deref())
+        .map_err(|e| harness(e.to_string()))?;
+    let mut body = serde_json::json!({
+        "model": client.config.model,
+        "messages": [{"role": "user", "content": prompt}],
+    });
+    if let Some(t) = client.config.temperature {
+        body["temperature"] = serde_json::json!(t);
+    }
+    if let Some(m) = client.config.max_tokens {
+        body["max_tokens"] = serde_json::json!(m);
+    }
+    let mut stats = LiveStats::default();
+    let resp = client.complete(&body, 0, seed, &mut stats).await?;
+    let text = resp
+        .choices
+        .first()
+        .and_then(|ch| ch.message.content.clone())
+        .filter(|t| !t.trim().is_empty())
+        .ok_or_else(|| LiveError {
+            class: ErrorClass::ModelOutput,
+            message: format!("summariser `{}` returned no text", client.config.name),
+        })?;
+    match &resp.usage {
+        Some(u) => {
+            stats.input_tokens += u.prompt_tokens as u64;
+            stats.output_tokens += u.completion_tokens as u64;
+        }
+        None => {
+            stats.input_tokens += crate::strategy::tokens::count(&prompt);
+            stats.output_tokens += crate::strategy::tokens::count(&text);
+            stats.estimated_tokens += stats.input_tokens + stats.output_tokens;
+        }
+    }
+    stats.reported_model = Some(resp.model.clone());
+    let rendered = registry
+        .templates()
+        .render_summary(&text)
+        .map_err(|e| harness(e.to_string()))?;
+    let dropped = state.events.iter().map(|e| e.id.clone()).collect();
+    Ok((
+        crate::strategy::finish(
+            &c.id,
+            vec![crate::strategy::Message::user(rendered)],
+            None,
+            dropped,
+            vec![],
+        ),
+        stats,
+    ))
 }
 
 /// The identity of a record, for `--resume`.
@@ -356,9 +547,15 @@ pub fn execute(
             .map_err(io(&results))?,
     );
 
+    // Cells of live models mostly wait on the network: run `concurrency` cells at once on at most
+    // as many threads as there are cores.
+    let threads = std::thread::available_parallelism()
+        .map(|n| n.get())
+        .unwrap_or(2)
+        .min(cfg.concurrency.max(1));
     let runtime = tokio::runtime::Builder::new_multi_thread()
-        .worker_threads(cfg.concurrency.max(1))
-        .enable_time()
+        .worker_threads(threads)
+        .enable_all()
         .build()
         .map_err(io(&cfg.out))?;
     let next = Arc::new(AtomicUsize::new(0));
@@ -381,7 +578,7 @@ pub fn execute(
                 loop {
                     let i = next.fetch_add(1, Ordering::Relaxed);
                     let Some(&ci) = todo.get(i) else { break };
-                    let rec = run_cell(&shared, &cells[ci as usize]);
+                    let rec = run_cell(&shared, &cells[ci as usize]).await;
                     if tx.send((i, rec)).await.is_err() {
                         break;
                     }

@@ -24,6 +24,9 @@ pub struct RunRecord {
     pub status: Status,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub error: Option<String>,
+    /// For errored cells: `infrastructure`, `model_output` or `harness`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub error_class: Option<crate::agent::live::ErrorClass>,
     pub metrics: Metrics,
     pub diagnostics: Diagnostics,
 }

@@ -28,6 +28,10 @@ pub struct Metrics {
     /// Wall time to the first useful action (a scenario tool call or approval request), ms.
     pub first_action_ms: f64,
     pub completion_ms: f64,
+    /// Tokens a live summariser spent building the handoff (0 for offline strategies), charged
+    /// apart from the destination's `total_tokens`.
+    #[serde(default)]
+    pub compaction_tokens: u64,
 }
 
 /// Why the metrics are what they are.
@@ -57,6 +61,12 @@ pub struct Diagnostics {
     pub steps: u32,
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub step_budget_exhausted: bool,
+    /// Live destinations: calls, cache hits, retries, tokens, cost, reported model identity.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub live: Option<crate::agent::live::LiveStats>,
+    /// The live summariser's calls for this cell's handoff.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub compaction: Option<crate::agent::live::LiveStats>,
 }
 
 /// What the runner observed besides the world.
@@ -310,6 +320,7 @@ pub fn score(
         total_tokens: run.total_tokens,
         first_action_ms: run.first_action_ms,
         completion_ms: run.completion_ms,
+        compaction_tokens: 0,
     };
     (m, d)
 }

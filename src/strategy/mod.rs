@@ -110,6 +110,13 @@ pub struct StrategyConfig {
     /// checkpoint: characters of each resource excerpt.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub excerpt_chars: Option<usize>,
+    /// llm_summary: the live model (a name from the run configuration, or `openai:MODEL`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub summarizer: Option<String>,
+    /// llm_summary: prompt template, relative to the strategy folder (default: the embedded
+    /// `templates/summarize.md.j2`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub prompt_template: Option<PathBuf>,
     /// Free-text note on why these values were chosen.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub rationale: Option<String>,
@@ -133,6 +140,8 @@ pub enum StrategyKind {
     None,
     /// B+A: the summary followed by the full transcript.
     SummaryTranscript,
+    /// B live: a summariser model writes the summary from a prompt template (`summarizer`).
+    LlmSummary,
 }
 
 /// Default A budget. The shipped scenarios' full transcripts at their last interrupt point run
@@ -163,6 +172,8 @@ impl StrategyConfig {
             ))
             .then_some(3),
             excerpt_chars: (kind == StrategyKind::Checkpoint).then_some(400),
+            summarizer: None,
+            prompt_template: None,
             rationale: None,
         })
     }
@@ -182,6 +193,10 @@ pub enum StrategyError {
     State(#[from] StateError),
     #[error("template `{name}`: {message}")]
     Template { name: String, message: String },
+    #[error(
+        "strategy `{id}` needs its summariser model `{summarizer}`: it is built by `run`, which calls the model"
+    )]
+    NeedsModel { id: String, summarizer: String },
 }
 
 /// Turns an interrupted state into a handoff.
@@ -237,6 +252,12 @@ impl Strategy for Builtin {
                 let (t, d) = transcript::transcript(state, None, None);
                 m.extend(t);
                 (m, None, d, vec![])
+            }
+            StrategyKind::LlmSummary => {
+                return Err(StrategyError::NeedsModel {
+                    id: c.id.clone(),
+                    summarizer: c.summarizer.clone().unwrap_or_default(),
+                });
             }
             StrategyKind::Checkpoint | StrategyKind::CheckpointRetrieval => {
                 let retrieval = c.kind == StrategyKind::CheckpointRetrieval;
@@ -333,6 +354,10 @@ impl Registry {
 
     pub fn config(&self, id: &str) -> Option<&StrategyConfig> {
         self.configs.get(id)
+    }
+
+    pub fn templates(&self) -> &Templates {
+        &self.templates
     }
 
     /// The strategy with this id.

@@ -12,6 +12,7 @@ use crate::checkpoint::{Checkpoint, neutralize_delimiters};
 const CHECKPOINT: &str = include_str!("../../strategies/templates/checkpoint.md.j2");
 const SUMMARY: &str = include_str!("../../strategies/templates/summary.md.j2");
 const NONE: &str = include_str!("../../strategies/templates/none.md.j2");
+const SUMMARIZE: &str = include_str!("../../strategies/templates/summarize.md.j2");
 
 /// The rendering templates: the embedded defaults, or a folder's files of the same names.
 #[derive(Debug, Clone)]
@@ -91,6 +92,26 @@ impl Templates {
             "summary.md.j2",
             &self.summary,
             json!({ "summary": summary }),
+        )
+    }
+
+    /// The prompt of a live summariser: `template` (a file's text) or the embedded default.
+    pub fn render_summarize_prompt(
+        &self,
+        state: &InterruptedState,
+        template: Option<&str>,
+    ) -> Result<String, StrategyError> {
+        let events: Vec<serde_json::Value> = state
+            .events
+            .iter()
+            .map(
+                |e| json!({"id": e.id, "kind": e.kind, "origin": e.origin.label(), "text": e.text}),
+            )
+            .collect();
+        self.render(
+            "summarize.md.j2",
+            template.unwrap_or(SUMMARIZE),
+            json!({ "objective": state.scenario.objective, "events": events }),
         )
     }
 
