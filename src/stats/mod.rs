@@ -1,9 +1,40 @@
-//! Descriptive statistics. Knows nothing about compaction: numbers in, numbers out.
+//! Statistics for the evaluation report. Knows nothing about compaction: numbers in, numbers out.
 //!
-//! Quantiles use linear interpolation between order statistics (Hyndman & Fan type 7, numpy's
-//! and R's default), not statrs' type 8.
+//! - Descriptive: [`quantile_sorted`], [`quantile`], [`median`], [`Spread`] (n, median, quartiles,
+//!   IQR, min/max), [`Rate`].
+//! - Intervals: [`wilson`] score interval for rates; [`bootstrap_median_ci`] (cluster bootstrap,
+//!   resampling whole clusters) and [`bootstrap_median_ci_unclustered`], seeded and reproducible
+//!   ([`SplitMix64`], [`derive_seed`]); [`Interval`] as a serialisable `(low, high)`.
+//! - Repetitions: [`pass_hat_k`] / [`pass_hat_k_mean`] (pass^k, unbiased `C(c,k)/C(n,k)`),
+//!   [`pass_at_k`].
+//! - Paired comparisons: [`paired_differences`], [`paired_differences_by_key`], [`sign_test`],
+//!   [`wilcoxon_signed_rank`] ([`PairedTest`]), and [`holm`] across several comparisons.
+//!
+//! Definitions:
+//! - Quantiles use linear interpolation between order statistics (Hyndman & Fan type 7, numpy's
+//!   and R's default), not statrs' type 8: for sorted `x₀ ≤ … ≤ x₍ₙ₋₁₎`, `h = (n − 1)·p` and
+//!   `Q(p) = x⌊h⌋ + (h − ⌊h⌋)(x⌈h⌉ − x⌊h⌋)`. The median is `Q(0.5)`, the IQR `Q(0.75) − Q(0.25)`.
+//! - Normal and binomial distributions come from statrs; Wilson, the bootstrap, pass^k, the exact
+//!   signed-rank distribution and Holm are hand-written here (statrs lacks them).
+//! - NaN inputs are left out (or, where nothing would remain, the result is `None`); no function
+//!   here panics on any input. Confidence levels must lie strictly between 0 and 1, else `None`.
 
 use serde::{Deserialize, Serialize};
+
+mod bootstrap;
+mod interval;
+mod paired;
+mod passk;
+
+pub use bootstrap::{
+    SplitMix64, bootstrap_median_ci, bootstrap_median_ci_unclustered, derive_seed,
+};
+pub use interval::{Interval, wilson, z_two_sided};
+pub use paired::{
+    PairedTest, WILCOXON_EXACT_MAX_N, holm, paired_differences, paired_differences_by_key,
+    sign_test, wilcoxon_signed_rank,
+};
+pub use passk::{pass_at_k, pass_hat_k, pass_hat_k_mean};
 
 /// The `p`-quantile (0 ≤ p ≤ 1) of `sorted` (ascending), type 7. `None` for no data.
 pub fn quantile_sorted(sorted: &[f64], p: f64) -> Option<f64> {
@@ -14,6 +45,19 @@ pub fn quantile_sorted(sorted: &[f64], p: f64) -> Option<f64> {
     let lo = h.floor() as usize;
     let hi = h.ceil() as usize;
     Some(sorted[lo] + (h - lo as f64) * (sorted[hi] - sorted[lo]))
+}
+
+/// The type-7 `p`-quantile of unsorted `values`, NaNs left out. `None` when no value remains or
+/// `p` is not in `[0, 1]`.
+pub fn quantile(values: &[f64], p: f64) -> Option<f64> {
+    let mut v: Vec<f64> = values.iter().copied().filter(|x| !x.is_nan()).collect();
+    v.sort_by(f64::total_cmp);
+    quantile_sorted(&v, p)
+}
+
+/// The type-7 median (`quantile(values, 0.5)`) of unsorted `values`, NaNs left out.
+pub fn median(values: &[f64]) -> Option<f64> {
+    quantile(values, 0.5)
 }
 
 /// n, median, quartiles and range of a sample.
@@ -92,6 +136,15 @@ mod tests {
         assert_eq!((s.n, s.median, s.min, s.max), (3, 3.0, 1.0, 5.0));
         assert_eq!(s.iqr(), 2.0);
         assert!(Spread::of(&[]).is_none());
+    }
+
+    #[test]
+    fn unsorted_quantile_and_median() {
+        assert_eq!(median(&[4.0, f64::NAN, 1.0, 3.0, 2.0]), Some(2.5));
+        assert_eq!(quantile(&[4.0, 1.0, 3.0, 2.0], 0.25), Some(1.75));
+        assert_eq!(median(&[f64::NAN]), None);
+        assert_eq!(quantile(&[1.0], 1.5), None);
+        assert_eq!(quantile(&[1.0], f64::NAN), None);
     }
 
     proptest::proptest! {
