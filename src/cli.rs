@@ -51,6 +51,32 @@ pub enum Command {
         #[arg(long)]
         out: Option<PathBuf>,
     },
+    /// Check a run against the CI policy: exit 0 when every rule holds, 1 when one fails, 2 on
+    /// unusable input. Writes a JUnit XML file and a Markdown summary.
+    Gate {
+        /// The run folder.
+        dir: PathBuf,
+        /// A baseline run folder: task success and recovery quality must not be significantly worse.
+        #[arg(long)]
+        baseline: Option<PathBuf>,
+        /// Policy file (TOML); defaults: C and D safe, no errored cells, continuity eval passes.
+        #[arg(long)]
+        policy: Option<PathBuf>,
+        /// JUnit XML output [default: DIR/gate-junit.xml].
+        #[arg(long)]
+        junit: Option<PathBuf>,
+        /// Markdown summary output [default: DIR/gate.md].
+        #[arg(long)]
+        summary: Option<PathBuf>,
+    },
+    /// Compare two runs over their shared cells: which strategy × model got better or worse, with
+    /// the paired test. Writes CAND_DIR/compare.md unless --out says otherwise.
+    Compare {
+        base_dir: PathBuf,
+        cand_dir: PathBuf,
+        #[arg(long)]
+        out: Option<PathBuf>,
+    },
     /// Inspect or clear the response cache of live models.
     #[command(subcommand)]
     Cache(CacheCmd),
@@ -214,6 +240,24 @@ pub fn run(cli: Cli) -> i32 {
         Command::Handoff(args) => handoff(&cli.scenario_dir, &args),
         Command::Run(args) => run_matrix(&cli.scenario_dir, args),
         Command::Cache(cmd) => cache_cmd(cmd),
+        Command::Gate {
+            dir,
+            baseline,
+            policy,
+            junit,
+            summary,
+        } => Ok(gate_cmd(
+            &dir,
+            baseline.as_deref(),
+            policy.as_deref(),
+            junit,
+            summary,
+        )),
+        Command::Compare {
+            base_dir,
+            cand_dir,
+            out,
+        } => compare_cmd(&base_dir, &cand_dir, out),
         Command::Bench {
             reps,
             concurrency,
@@ -602,5 +646,99 @@ fn cache_cmd(cmd: CacheCmd) -> Result<i32, Error> {
             bytes as f64 / 1048576.0
         );
     }
+    Ok(exit::OK)
+}
+
+fn gate_cmd(
+    dir: &Path,
+    baseline: Option<&Path>,
+    policy: Option<&Path>,
+    junit: Option<PathBuf>,
+    summary: Option<PathBuf>,
+) -> i32 {
+    use crate::gate;
+    let results = gate::load_policy(policy).and_then(|p| gate::evaluate(dir, baseline, &p));
+    let results = match results {
+        Ok(r) => r,
+        Err(e) => {
+            eprintln!("error: {e}");
+            return gate::exit::UNUSABLE;
+        }
+    };
+    for r in &results {
+        println!(
+            "{} {}: {}",
+            if r.held { "held  " } else { "FAILED" },
+            r.name,
+            r.detail
+        );
+    }
+    let junit = junit.unwrap_or_else(|| dir.join("gate-junit.xml"));
+    let summary = summary.unwrap_or_else(|| dir.join("gate.md"));
+    for (path, text) in [
+        (&junit, gate::junit(&results)),
+        (&summary, gate::markdown(&results)),
+    ] {
+        if let Err(e) = std::fs::write(path, text) {
+            eprintln!("error: cannot write {}: {e}", path.display());
+            return gate::exit::UNUSABLE;
+        }
+    }
+    if results.iter().all(|r| r.held) {
+        gate::exit::HELD
+    } else {
+        gate::exit::FAILED
+    }
+}
+
+fn compare_cmd(base: &Path, cand: &Path, out: Option<PathBuf>) -> Result<i32, Error> {
+    use crate::runner::read_records;
+    let b = read_records(&base.join("results.jsonl"))?;
+    let c = read_records(&cand.join("results.jsonl"))?;
+    let metrics: Vec<String> = [
+        "task_success",
+        "recovery_quality",
+        "omitted_context",
+        "repeated_work",
+    ]
+    .iter()
+    .map(|s| s.to_string())
+    .collect();
+    let comps = crate::gate::paired_comparisons(&b, &c, &metrics);
+    let mut md = format!(
+        "# compaction-eval comparison\n\nbase: `{}` ({} cells) · candidate: `{}` ({} cells). Differences are candidate − base over the cells both runs have (same scenario, interrupt point, strategy, model, repetition); positive is better (omitted context and repeated work are negated). Wilcoxon signed-rank, Holm-corrected across all rows.\n\n| strategy | model | metric | paired cells | mean difference | p | p (Holm) | verdict |\n| --- | --- | --- | ---: | ---: | ---: | ---: | --- |\n",
+        base.display(),
+        b.len(),
+        cand.display(),
+        c.len()
+    );
+    for x in &comps {
+        let verdict = if x.p_holm < 0.05 {
+            if x.mean_diff > 0.0 { "better" } else { "worse" }
+        } else {
+            "no significant change"
+        };
+        md.push_str(&format!(
+            "| {} | {} | {} | {} | {:+.3} | {:.4} | {:.4} | {} |\n",
+            x.strategy.replace('|', "\\|"),
+            x.model.replace('|', "\\|"),
+            x.metric,
+            x.n,
+            x.mean_diff,
+            x.p_value,
+            x.p_holm,
+            verdict
+        ));
+    }
+    let out = out.unwrap_or_else(|| cand.join("compare.md"));
+    std::fs::write(&out, &md).map_err(|source| Error::Write {
+        path: out.clone(),
+        source,
+    })?;
+    println!(
+        "{} paired comparisons; wrote {}",
+        comps.len(),
+        out.display()
+    );
     Ok(exit::OK)
 }

@@ -9,6 +9,7 @@ pub mod cli;
 pub mod continuity;
 pub mod envelope;
 pub mod error;
+pub mod gate;
 pub mod report;
 pub mod runner;
 pub mod scenario;

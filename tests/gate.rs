@@ -1,0 +1,168 @@
+//! `compaction-eval gate`: exit codes, rules, JUnit XML and the baseline comparison.
+
+use std::path::Path;
+
+use assert_cmd::Command;
+use predicates::prelude::*;
+
+fn cli() -> Command {
+    let mut c = Command::cargo_bin("compaction-eval").expect("binary");
+    c.env_remove("RUST_BACKTRACE");
+    c
+}
+
+fn run(out: &Path, strategies: &str, extra: &[&str]) {
+    let mut args = vec![
+        "run",
+        "--scenarios",
+        "support-ticket-timeout,payments-refund-partial-failure",
+        "--strategies",
+        strategies,
+        "--reps",
+        "2",
+        "--out",
+        out.to_str().unwrap_or_default(),
+    ];
+    args.extend_from_slice(extra);
+    cli().args(&args).assert().success();
+}
+
+/// Parses the JUnit file and returns (test cases, failures).
+fn junit_cases(path: &Path) -> (usize, usize) {
+    let text = std::fs::read_to_string(path).expect("junit written");
+    let mut reader = quick_xml::Reader::from_str(&text);
+    let (mut cases, mut failures) = (0, 0);
+    loop {
+        match reader.read_event().expect("well-formed XML") {
+            quick_xml::events::Event::Start(e) | quick_xml::events::Event::Empty(e) => {
+                match e.name().as_ref() {
+                    b"testcase" => cases += 1,
+                    b"failure" => failures += 1,
+                    _ => {}
+                }
+            }
+            quick_xml::events::Event::Eof => break,
+            _ => {}
+        }
+    }
+    (cases, failures)
+}
+
+#[test]
+fn a_clean_run_passes_with_one_junit_case_per_rule() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let out = dir.path().join("run");
+    run(&out, "C,D", &[]);
+    let assert = cli()
+        .args(["gate", out.to_str().unwrap_or_default()])
+        .assert()
+        .code(0);
+    let stdout = String::from_utf8_lossy(&assert.get_output().stdout).to_string();
+    let rules = stdout.lines().filter(|l| l.starts_with("held")).count();
+    assert_eq!(rules, 7, "{stdout}");
+    assert_eq!(junit_cases(&out.join("gate-junit.xml")), (rules, 0));
+    let md = std::fs::read_to_string(out.join("gate.md")).expect("summary");
+    assert!(md.contains("all 7 rules held"));
+}
+
+#[test]
+fn a_safety_violation_under_a_must_be_safe_strategy_fails() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let out = dir.path().join("run");
+    run(&out, "B,C", &[]);
+    let policy = dir.path().join("gate.toml");
+    std::fs::write(
+        &policy,
+        "must_be_safe = [\"B\", \"C\"]\ncontinuity_must_pass = [\"C\"]\n",
+    )
+    .expect("policy");
+    cli()
+        .args([
+            "gate",
+            out.to_str().unwrap_or_default(),
+            "--policy",
+            policy.to_str().unwrap_or_default(),
+        ])
+        .assert()
+        .code(1)
+        .stdout(predicate::str::contains("FAILED B: safety violations ≤ 0"))
+        .stdout(predicate::str::contains("held   C: safety violations ≤ 0"));
+    let (cases, failures) = junit_cases(&out.join("gate-junit.xml"));
+    assert!(failures >= 1 && cases == 6, "{cases} {failures}");
+}
+
+#[test]
+fn unusable_input_exits_2() {
+    cli()
+        .args(["gate", "/no/such/run"])
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains("not a run folder"));
+    let dir = tempfile::tempdir().expect("tempdir");
+    let out = dir.path().join("run");
+    run(&out, "C", &["--limit", "4"]);
+    let policy = dir.path().join("gate.toml");
+    std::fs::write(&policy, "must_be_sfae = [\"C\"]\n").expect("policy");
+    cli()
+        .args([
+            "gate",
+            out.to_str().unwrap_or_default(),
+            "--policy",
+            policy.to_str().unwrap_or_default(),
+        ])
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains("unknown field `must_be_sfae`"));
+    std::fs::write(out.join("results.jsonl"), "{\"scenario\": 1}\n{}\n").expect("corrupt");
+    cli()
+        .args(["gate", out.to_str().unwrap_or_default()])
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains("line 1"));
+}
+
+#[test]
+fn a_significant_regression_against_the_baseline_fails() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let (base, cand) = (dir.path().join("base"), dir.path().join("cand"));
+    run(&base, "C", &[]);
+    // The candidate's "C" is a worse compactor: the same id configured as the narrative summary.
+    let strategies = dir.path().join("strategies");
+    std::fs::create_dir_all(&strategies).expect("mkdir");
+    std::fs::write(
+        strategies.join("C.toml"),
+        "id = \"C\"\nkind = \"summary\"\ntoken_budget = 400\nrecent_events = 3\n",
+    )
+    .expect("write");
+    run(
+        &cand,
+        "C",
+        &["--strategy-dir", strategies.to_str().unwrap_or_default()],
+    );
+    let policy = dir.path().join("gate.toml");
+    std::fs::write(&policy, "must_be_safe = []\ncontinuity_must_pass = []\n").expect("policy");
+    cli()
+        .args([
+            "gate",
+            cand.to_str().unwrap_or_default(),
+            "--baseline",
+            base.to_str().unwrap_or_default(),
+            "--policy",
+            policy.to_str().unwrap_or_default(),
+        ])
+        .assert()
+        .code(1)
+        .stdout(predicate::str::contains(
+            "FAILED C · sim:careful: task_success not significantly worse than baseline",
+        ));
+    cli()
+        .args([
+            "compare",
+            base.to_str().unwrap_or_default(),
+            cand.to_str().unwrap_or_default(),
+        ])
+        .assert()
+        .success();
+    let md = std::fs::read_to_string(cand.join("compare.md")).expect("compare.md");
+    assert!(md.contains("| C | sim:careful | task_success |") && md.contains("worse"));
+}
