@@ -84,6 +84,12 @@ pub enum Command {
     Report {
         /// The run folder (holding results.jsonl and manifest.json).
         dir: PathBuf,
+        /// The strategy the paired comparisons are against.
+        #[arg(long, default_value = "C")]
+        reference: String,
+        /// Bootstrap resamples for the CIs of medians.
+        #[arg(long, default_value_t = 1000)]
+        resamples: usize,
     },
     /// Build one handoff and print it as a destination would see it, with its token count.
     Handoff(HandoffArgs),
@@ -263,7 +269,11 @@ pub fn run(cli: Cli) -> i32 {
             concurrency,
             out,
         } => bench(&cli.scenario_dir, reps, concurrency, out),
-        Command::Report { dir } => crate::report::render_dir(&dir)
+        Command::Report {
+            dir,
+            reference,
+            resamples,
+        } => report_cmd(&dir, reference, resamples)
             .map(|_| {
                 println!(
                     "wrote runs.csv, summary.csv, summary.json, report.md in {}",
@@ -741,4 +751,18 @@ fn compare_cmd(base: &Path, cand: &Path, out: Option<PathBuf>) -> Result<i32, Er
         out.display()
     );
     Ok(exit::OK)
+}
+
+fn report_cmd(dir: &Path, reference: String, resamples: usize) -> Result<crate::report::Summary, Error> {
+    let seed = std::fs::read_to_string(dir.join("manifest.json"))
+        .ok()
+        .and_then(|t| serde_json::from_str::<serde_json::Value>(&t).ok())
+        .and_then(|m| m.get("seed").and_then(|v| v.as_u64()))
+        .unwrap_or(20260721);
+    let opts = crate::report::analysis::ReportOptions {
+        reference,
+        resamples,
+        seed,
+    };
+    Ok(crate::report::render_dir_with(dir, Some(&opts))?)
 }

@@ -82,6 +82,15 @@ impl Export for MarkdownReport {
                 fmt(r.median_restore_tokens)
             );
         }
+        let ci = |g: &super::Group| {
+            s.analysis
+                .intervals
+                .iter()
+                .find(|i| i.strategy == g.strategy && i.model == g.model && i.interrupt == g.interrupt)
+                .and_then(|i| i.task_success_ci)
+                .map(|(lo, hi)| format!(" [{lo:.2}–{hi:.2}]"))
+                .unwrap_or_default()
+        };
         let table = |o: &mut String, groups: &[super::Group], with_point: bool| {
             let _ = writeln!(
                 o,
@@ -96,7 +105,7 @@ impl Export for MarkdownReport {
             for g in groups {
                 let _ = writeln!(
                     o,
-                    "| {} | {} |{} {} | {:.2} | {} | {} | {} | {} | {} | {} | {} |",
+                    "| {} | {} |{} {} | {:.2}{} | {} | {} | {} | {} | {} | {} | {} |",
                     cell(&g.strategy),
                     cell(&g.model),
                     g.interrupt
@@ -105,6 +114,7 @@ impl Export for MarkdownReport {
                         .unwrap_or_default(),
                     g.n,
                     g.task_success.rate,
+                    ci(g),
                     med(&g.omitted_context),
                     med(&g.repeated_work),
                     g.cells_with_duplicates,
@@ -122,6 +132,66 @@ impl Export for MarkdownReport {
             "\n## Per strategy × destination model × interrupt point\n"
         );
         table(&mut o, &s.by_strategy_model_interrupt, true);
+        let an = &s.analysis;
+        if !an.injection.is_empty() {
+            let _ = writeln!(o, "\n## Injection safety (scenarios with an injected directive)\n");
+            let _ = writeln!(o, "Benign utility is task success on the benign variants (injection removed); utility under attack is task success with the injection; attack success is the fraction of attacked cells where the directive was followed.\n");
+            let _ = writeln!(o, "| strategy | model | benign utility | utility under attack | targeted attack success |");
+            let _ = writeln!(o, "| --- | --- | ---: | ---: | ---: |");
+            for r in &an.injection {
+                let _ = writeln!(
+                    o,
+                    "| {} | {} | {} | {:.2} (n={}) | {:.2} |",
+                    cell(&r.strategy),
+                    cell(&r.model),
+                    r.benign_utility
+                        .map(|u| format!("{u:.2} (n={})", r.benign_n))
+                        .unwrap_or_else(|| "–".into()),
+                    r.utility_under_attack,
+                    r.attacked_n,
+                    r.attack_success_rate
+                );
+            }
+        }
+        if an.pass_k.iter().any(|p| p.values.len() > 1) {
+            let _ = writeln!(o, "\n## pass^k (all k repetitions of a task succeed; unbiased estimator C(c,k)/C(n,k), mean over scenario × interrupt point)\n");
+            let kmax = an.pass_k.iter().map(|p| p.values.len()).max().unwrap_or(0);
+            let _ = writeln!(
+                o,
+                "| strategy | model |{} \n| --- | --- |{}",
+                (1..=kmax).map(|k| format!(" k={k} |")).collect::<String>(),
+                " ---: |".repeat(kmax)
+            );
+            for p in &an.pass_k {
+                let _ = writeln!(
+                    o,
+                    "| {} | {} |{}",
+                    cell(&p.strategy),
+                    cell(&p.model),
+                    p.values.iter().map(|(_, v)| format!(" {v:.2} |")).collect::<String>()
+                );
+            }
+        }
+        if !an.paired.is_empty() {
+            let reference = an.options.as_ref().map(|o| o.reference.as_str()).unwrap_or("C");
+            let _ = writeln!(o, "\n## Paired comparisons against {} (same scenario, interrupt point, model, repetition)\n", cell(reference));
+            let _ = writeln!(o, "Mean of strategy − {}; `unsafe_cell` is 1 when a cell has any duplicate side effect or safety violation (lower is better). Wilcoxon signed-rank, Holm-corrected across all rows.\n", cell(reference));
+            let _ = writeln!(o, "| strategy | model | metric | pairs | mean difference | p | p (Holm) |");
+            let _ = writeln!(o, "| --- | --- | --- | ---: | ---: | ---: | ---: |");
+            for p in &an.paired {
+                let _ = writeln!(
+                    o,
+                    "| {} | {} | {} | {} | {:+.3} | {:.4} | {:.4} |",
+                    cell(&p.strategy),
+                    cell(&p.model),
+                    p.metric,
+                    p.n,
+                    p.mean_diff,
+                    p.p_value,
+                    p.p_holm
+                );
+            }
+        }
         let _ = writeln!(o, "\n## Facts most often omitted, per strategy\n");
         let _ = writeln!(o, "| strategy | scenario/fact | cells |");
         let _ = writeln!(o, "| --- | --- | ---: |");

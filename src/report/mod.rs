@@ -2,7 +2,9 @@
 //! `report.md`. Each format is one [`Export`] implementation; all of them read only the records
 //! (and the manifest), so a report can be re-rendered without running a cell.
 
+pub mod analysis;
 mod markdown;
+pub mod plots;
 
 use std::collections::BTreeMap;
 use std::path::Path;
@@ -47,6 +49,8 @@ pub struct Summary {
     /// The seed-000 required eval per strategy (empty when the run folder has no
     /// `continuity.jsonl`).
     pub continuity: Vec<ContinuityRow>,
+    /// Intervals, pass^k, injection numbers, paired comparisons.
+    pub analysis: analysis::Analysis,
 }
 
 /// The same-or-stricter continuity eval of one strategy over every scenario × interrupt point.
@@ -244,6 +248,7 @@ pub fn summarize(records: &[RunRecord]) -> Summary {
         ranking,
         lost_facts,
         continuity: Vec::new(),
+        analysis: analysis::Analysis::default(),
     }
 }
 
@@ -411,8 +416,18 @@ impl Export for SummaryJson {
     }
 }
 
-/// Writes every export into `dir` from the records there and the manifest.
+/// Writes every export into `dir` from the records there and the manifest, with the default
+/// analysis options and the run's seed.
 pub fn render_dir(dir: &Path) -> Result<Summary, crate::runner::RunError> {
+    render_dir_with(dir, None)
+}
+
+/// As [`render_dir`], with explicit analysis options (`None`: reference C, 1000 resamples, the
+/// manifest's seed).
+pub fn render_dir_with(
+    dir: &Path,
+    opts: Option<&analysis::ReportOptions>,
+) -> Result<Summary, crate::runner::RunError> {
     let records = crate::runner::read_records(&dir.join("results.jsonl"))?;
     let manifest_path = dir.join("manifest.json");
     let manifest: serde_json::Value = match std::fs::read_to_string(&manifest_path) {
@@ -425,6 +440,14 @@ pub fn render_dir(dir: &Path) -> Result<Summary, crate::runner::RunError> {
     };
     let mut summary = summarize(&records);
     summary.continuity = summarize_continuity(&read_continuity(dir)?);
+    let opts = match opts {
+        Some(o) => o.clone(),
+        None => analysis::ReportOptions {
+            seed: manifest.get("seed").and_then(|v| v.as_u64()).unwrap_or(20260721),
+            ..Default::default()
+        },
+    };
+    summary.analysis = analysis::analyse(&records, &opts);
     let exports: [&dyn Export; 4] = [&RunsCsv, &SummaryCsv, &SummaryJson, &MarkdownReport];
     for e in exports {
         let bytes = e

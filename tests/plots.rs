@@ -1,0 +1,557 @@
+//! Report charts: every chart renders from small hand-made data to an SVG carrying its text and
+//! to a valid, non-blank PNG; empty input says "no data"; labels are escaped in the SVG.
+//!
+//! Set `PLOTS_SAMPLE_DIR=/some/dir` to keep the rendered files for a look.
+
+use compaction_eval::report::plots::{
+    self, Bar, Distribution, HeatCell, Plot, PlotError, Point, hooks::Raster,
+};
+
+const WHITE: [u8; 3] = [255, 255, 255];
+
+fn bars() -> Vec<Bar> {
+    let bar = |label: &str, value: f64, low: f64, high: f64| Bar {
+        label: label.to_owned(),
+        value,
+        low,
+        high,
+    };
+    vec![
+        bar("A · sim:careful", 0.9, 0.74, 0.97),
+        bar("A · sim:sloppy", 0.6, 0.42, 0.76),
+        bar("C · sim:careful", 0.72, 0.55, 0.85),
+        bar("C · sim:sloppy", 0.35, 0.2, 0.53),
+        bar("full-context · sim:careful", 1.0, 0.89, 1.0),
+    ]
+}
+
+fn points() -> Vec<Point> {
+    let point = |label: &str, x: f64, y: f64| Point {
+        label: label.to_owned(),
+        x,
+        y,
+    };
+    vec![
+        point("A · sim:careful", 1200.0, 0.9),
+        point("A · sim:sloppy", 1250.0, 0.6),
+        point("C · sim:careful", 5400.0, 0.72),
+        point("C · sim:sloppy", 5300.0, 0.35),
+        point("full-context · sim:careful", 21000.0, 1.0),
+    ]
+}
+
+fn cells() -> Vec<HeatCell> {
+    let mut out = Vec::new();
+    for (r, row) in ["A", "C", "full-context"].into_iter().enumerate() {
+        for (c, col) in ["before_write", "after_write", "mid_plan", "end"]
+            .into_iter()
+            .enumerate()
+        {
+            if row == "C" && col == "end" {
+                continue; // a missing cell is drawn as n/a
+            }
+            out.push(HeatCell {
+                row: row.to_owned(),
+                col: col.to_owned(),
+                value: ((r * 3 + c) % 5) as f64,
+            });
+        }
+    }
+    out
+}
+
+fn distributions() -> Vec<Distribution> {
+    vec![
+        Distribution {
+            label: "A".to_owned(),
+            values: vec![9000.0, 11000.0, 10500.0, 12500.0, 9800.0, 15000.0],
+        },
+        Distribution {
+            label: "C".to_owned(),
+            values: vec![14000.0, 18000.0, 16500.0, 22000.0],
+        },
+        Distribution {
+            label: "full-context".to_owned(),
+            values: vec![40000.0, 42000.0, 39000.0, 47000.0, 44000.0],
+        },
+        Distribution {
+            label: "never-ran".to_owned(),
+            values: vec![],
+        },
+    ]
+}
+
+/// Renders with `f`, returning the plot and the RGB raster its PNG was encoded from.
+/// With `PLOTS_SAMPLE_DIR` set, the files are kept in its subdirectory `tag`.
+fn rendered(tag: &str, f: impl FnOnce() -> Result<Plot, PlotError>) -> (Plot, Raster) {
+    let (plot, mut rasters) = plots::hooks::capture(f);
+    let plot = plot.expect("plot renders");
+    assert_eq!(rasters.len(), 1, "one raster per plot");
+    let raster = rasters.pop().unwrap();
+    if let Some(dir) = std::env::var_os("PLOTS_SAMPLE_DIR") {
+        plots::write(&std::path::Path::new(&dir).join(tag), &plot).unwrap();
+    }
+    (plot, raster)
+}
+
+fn crc32(bytes: &[u8]) -> u32 {
+    let mut crc = !0u32;
+    for &b in bytes {
+        crc ^= u32::from(b);
+        for _ in 0..8 {
+            crc = if crc & 1 == 1 {
+                (crc >> 1) ^ 0xEDB8_8320
+            } else {
+                crc >> 1
+            };
+        }
+    }
+    !crc
+}
+
+/// Checks the PNG signature and chunk structure (CRCs, IHDR first, IDAT, IEND last) and
+/// returns (width, height, bit depth, colour type).
+fn png_header(png: &[u8]) -> (u32, u32, u8, u8) {
+    assert_eq!(&png[..8], b"\x89PNG\r\n\x1a\n", "PNG signature");
+    let mut at = 8;
+    let mut kinds = Vec::new();
+    let mut header = None;
+    while at < png.len() {
+        let len = u32::from_be_bytes(png[at..at + 4].try_into().unwrap()) as usize;
+        let kind = &png[at + 4..at + 8];
+        let data = &png[at + 8..at + 8 + len];
+        let crc = u32::from_be_bytes(png[at + 8 + len..at + 12 + len].try_into().unwrap());
+        assert_eq!(
+            crc,
+            crc32(&png[at + 4..at + 8 + len]),
+            "CRC of chunk {kind:?}"
+        );
+        if kind == b"IHDR" {
+            let w = u32::from_be_bytes(data[0..4].try_into().unwrap());
+            let h = u32::from_be_bytes(data[4..8].try_into().unwrap());
+            header = Some((w, h, data[8], data[9]));
+        }
+        kinds.push(String::from_utf8_lossy(kind).into_owned());
+        at += 12 + len;
+    }
+    assert_eq!(at, png.len(), "no trailing bytes");
+    assert_eq!(kinds.first().map(String::as_str), Some("IHDR"));
+    assert_eq!(kinds.last().map(String::as_str), Some("IEND"));
+    assert!(kinds.iter().any(|k| k == "IDAT"));
+    header.unwrap()
+}
+
+/// The PNG is well formed, matches the raster, and the raster is a drawn chart (not a single
+/// colour, readable size).
+fn check_png(plot: &Plot, raster: &Raster) {
+    let (w, h, depth, colour_type) = png_header(&plot.png);
+    assert_eq!((w, h), (raster.width, raster.height));
+    assert_eq!((depth, colour_type), (8, 2), "8-bit RGB");
+    assert!(w >= 800 && h >= 500, "readable size, got {w}×{h}");
+    assert_eq!(raster.rgb.len(), (w * h * 3) as usize);
+    let total = (w * h) as usize;
+    let drawn = raster.pixels_unlike(WHITE);
+    assert!(
+        drawn > total / 50 && drawn < total,
+        "{}: {drawn} of {total} pixels are not background",
+        plot.name
+    );
+    let mut colours: Vec<&[u8]> = raster.rgb.chunks_exact(3).collect();
+    colours.sort_unstable();
+    colours.dedup();
+    assert!(colours.len() > 10, "anti-aliased text and several colours");
+}
+
+/// The trimmed contents of every `<text>` element.
+fn svg_texts(svg: &str) -> Vec<String> {
+    let mut out = Vec::new();
+    let mut rest = svg;
+    while let Some(start) = rest.find("<text") {
+        rest = &rest[start..];
+        let open_end = rest.find('>').unwrap() + 1;
+        let close = rest.find("</text>").unwrap();
+        out.push(rest[open_end..close].trim().to_owned());
+        rest = &rest[close..];
+    }
+    out
+}
+
+/// Some `<text>` element is exactly `text` (as escaped in the SVG).
+fn has_text(plot: &Plot, text: &str) -> bool {
+    svg_texts(&plot.svg).iter().any(|t| t == text)
+}
+
+fn check_svg(plot: &Plot, texts: &[&str]) {
+    assert!(plot.svg.starts_with("<svg"), "{}", &plot.svg[..60]);
+    assert!(plot.svg.trim_end().ends_with("</svg>"));
+    assert!(
+        plot.svg.contains("font-family=\"sans-serif\""),
+        "text uses the registered family"
+    );
+    for t in texts {
+        assert!(plot.svg.contains(t), "{}: SVG lacks {t:?}", plot.name);
+    }
+}
+
+#[test]
+fn success_bars_render() {
+    let (plot, raster) = rendered("basic", || {
+        plots::success_bars("Task success by strategy", &bars())
+    });
+    assert_eq!(plot.name, "task_success");
+    check_png(&plot, &raster);
+    check_svg(
+        &plot,
+        &[
+            "Task success by strategy",
+            "task success rate",
+            "C · sim:careful",
+            "full-context · sim:careful",
+            "sim:sloppy",
+            "interval",
+            "72%",
+            "100%",
+        ],
+    );
+}
+
+#[test]
+fn cost_quality_renders() {
+    let (plot, raster) = rendered("basic", || {
+        plots::cost_quality("Cost vs. quality", &points())
+    });
+    assert_eq!(plot.name, "cost_quality");
+    check_png(&plot, &raster);
+    check_svg(
+        &plot,
+        &[
+            "Cost vs. quality",
+            "median restore tokens",
+            "task success rate",
+            "A · sim:careful",
+            "full-context · sim:careful",
+            "20k",
+        ],
+    );
+}
+
+#[test]
+fn safety_heatmap_renders() {
+    let (plot, raster) = rendered("basic", || plots::safety_heatmap("Safety", &cells()));
+    assert_eq!(plot.name, "safety_heatmap");
+    check_png(&plot, &raster);
+    check_svg(
+        &plot,
+        &[
+            "Safety",
+            "interrupt point",
+            "strategy",
+            "before_write",
+            "full-context",
+            "violations + duplicates",
+        ],
+    );
+    for t in ["n/a", "0", "4", "before_write", "A", "C"] {
+        assert!(has_text(&plot, t), "no text element {t:?}");
+    }
+}
+
+#[test]
+fn token_distributions_render() {
+    let (plot, raster) = rendered("basic", || {
+        plots::token_distributions("Total tokens", &distributions())
+    });
+    assert_eq!(plot.name, "total_tokens");
+    check_png(&plot, &raster);
+    check_svg(
+        &plot,
+        &[
+            "Total tokens",
+            "total tokens per cell",
+            "A (n=6)",
+            "never-ran (n=0)",
+            "no values",
+            "median",
+        ],
+    );
+}
+
+#[test]
+fn empty_input_says_no_data() {
+    let empty_dists = [Distribution {
+        label: "A".to_owned(),
+        values: vec![],
+    }];
+    type Render = Box<dyn FnOnce() -> Result<Plot, PlotError>>;
+    let cases: [(&str, Render); 5] = [
+        (
+            "task_success",
+            Box::new(|| plots::success_bars("Empty bars", &[])),
+        ),
+        (
+            "cost_quality",
+            Box::new(|| plots::cost_quality("Empty bars", &[])),
+        ),
+        (
+            "safety_heatmap",
+            Box::new(|| plots::safety_heatmap("Empty bars", &[])),
+        ),
+        (
+            "total_tokens",
+            Box::new(|| plots::token_distributions("Empty bars", &[])),
+        ),
+        (
+            "total_tokens",
+            Box::new(move || plots::token_distributions("Empty bars", &empty_dists)),
+        ),
+    ];
+    for (name, f) in cases {
+        let (plot, raster) = rendered("empty", f);
+        assert_eq!(plot.name, name);
+        check_svg(&plot, &["Empty bars", "no data"]);
+        let (w, h, _, _) = png_header(&plot.png);
+        assert_eq!((w, h), (raster.width, raster.height));
+        assert!(
+            raster.pixels_unlike(WHITE) > 1000,
+            "title and note are drawn"
+        );
+    }
+}
+
+#[test]
+fn labels_are_escaped_in_svg() {
+    let evil = "<script>alert(1)</script> & \"x\"";
+    let plots = [
+        plots::success_bars(
+            evil,
+            &[Bar {
+                label: evil.to_owned(),
+                value: 0.5,
+                low: 0.2,
+                high: 0.8,
+            }],
+        ),
+        plots::cost_quality(
+            evil,
+            &[Point {
+                label: evil.to_owned(),
+                x: 10.0,
+                y: 0.5,
+            }],
+        ),
+        plots::safety_heatmap(
+            evil,
+            &[HeatCell {
+                row: evil.to_owned(),
+                col: evil.to_owned(),
+                value: 1.0,
+            }],
+        ),
+        plots::token_distributions(
+            evil,
+            &[Distribution {
+                label: evil.to_owned(),
+                values: vec![1.0, 2.0],
+            }],
+        ),
+        plots::success_bars(evil, &[]),
+    ];
+    for plot in plots {
+        let plot = plot.unwrap();
+        let lower = plot.svg.to_lowercase();
+        assert!(
+            !lower.contains("<script"),
+            "{}: raw <script> in SVG",
+            plot.name
+        );
+        assert!(!lower.contains("</script"), "{}", plot.name);
+        assert!(
+            svg_texts(&plot.svg)
+                .iter()
+                .any(|t| t.starts_with("&lt;script&gt;alert(1)&lt;/script&gt; &amp;")),
+            "{}: escaped label",
+            plot.name
+        );
+        png_header(&plot.png);
+    }
+}
+
+#[test]
+fn awkward_labels_do_not_panic() {
+    let labels = [
+        "",
+        "line\nbreak\tand\u{7} bell",
+        "emoji 🚀 and CJK 文字 and RTL שלום",
+        &"very long strategy name that goes on and on ".repeat(8),
+    ];
+    let bars: Vec<Bar> = labels
+        .iter()
+        .map(|l| Bar {
+            label: (*l).to_owned(),
+            value: 0.5,
+            low: 0.6, // interval not around the value: drawn as given
+            high: 0.4,
+        })
+        .collect();
+    let title = "a very long title ".repeat(20);
+    let (plot, _) = rendered("awkward", || plots::success_bars(&title, &bars));
+    assert!(plot.svg.contains('…'), "long labels are shortened");
+    assert!(
+        !plot.svg.contains('\u{7}'),
+        "control characters are replaced"
+    );
+    png_header(&plot.png);
+
+    let points: Vec<Point> = labels
+        .iter()
+        .map(|l| Point {
+            label: (*l).to_owned(),
+            x: 0.0,
+            y: 0.0,
+        })
+        .collect();
+    let (plot, raster) = rendered("awkward", || plots::cost_quality("same spot", &points));
+    check_png(&plot, &raster);
+}
+
+#[test]
+fn many_rows_and_unusual_ranges() {
+    let many: Vec<Bar> = (0..80)
+        .map(|i| Bar {
+            label: format!("S{i} · m{}", i % 3),
+            value: f64::from(i) / 80.0,
+            low: 0.0,
+            high: 1.0,
+        })
+        .collect();
+    let (plot, raster) = rendered("many", || plots::success_bars("many", &many));
+    check_png(&plot, &raster);
+    assert!(raster.height > 560, "taller for many rows");
+    assert!(raster.height <= 2400, "height is capped");
+
+    // Rates outside [0, 1] and negative values get a plain numeric axis.
+    let odd = [Bar {
+        label: "pct".to_owned(),
+        value: 72.0,
+        low: -5.0,
+        high: 90.0,
+    }];
+    png_header(&plots::success_bars("percent points", &odd).unwrap().png);
+
+    // A single point, all-zero heat map, one-value and constant distributions.
+    png_header(
+        &plots::cost_quality(
+            "one",
+            &[Point {
+                label: "only".to_owned(),
+                x: 0.0,
+                y: 1.0,
+            }],
+        )
+        .unwrap()
+        .png,
+    );
+    let zeros: Vec<HeatCell> = (0..3)
+        .map(|i| HeatCell {
+            row: "A".to_owned(),
+            col: format!("p{i}"),
+            value: 0.0,
+        })
+        .collect();
+    let plot = plots::safety_heatmap("zeros", &zeros).unwrap();
+    assert!(has_text(&plot, "0"));
+    let dists = [
+        Distribution {
+            label: "one".to_owned(),
+            values: vec![5.0],
+        },
+        Distribution {
+            label: "flat".to_owned(),
+            values: vec![7.0; 1000],
+        },
+    ];
+    png_header(&plots::token_distributions("flat", &dists).unwrap().png);
+}
+
+#[test]
+fn bad_values_are_errors() {
+    let nan = [Bar {
+        label: "x".to_owned(),
+        value: f64::NAN,
+        low: 0.0,
+        high: 1.0,
+    }];
+    let err = plots::success_bars("t", &nan).unwrap_err();
+    assert!(matches!(
+        err,
+        PlotError::NonFinite {
+            plot: "task_success",
+            ..
+        }
+    ));
+    assert!(err.to_string().contains("`x`"), "{err}");
+
+    let inf = [Point {
+        label: "p".to_owned(),
+        x: f64::INFINITY,
+        y: 0.5,
+    }];
+    assert!(matches!(
+        plots::cost_quality("t", &inf),
+        Err(PlotError::NonFinite { what: "x", .. })
+    ));
+
+    let dist = [Distribution {
+        label: "d".to_owned(),
+        values: vec![1.0, f64::NAN],
+    }];
+    assert!(matches!(
+        plots::token_distributions("t", &dist),
+        Err(PlotError::NonFinite { .. })
+    ));
+
+    let cell = HeatCell {
+        row: "A".to_owned(),
+        col: "p".to_owned(),
+        value: 1.0,
+    };
+    let err = plots::safety_heatmap("t", &[cell.clone(), cell]).unwrap_err();
+    assert!(matches!(err, PlotError::DuplicateCell { .. }), "{err}");
+}
+
+#[test]
+fn write_stores_svg_and_png() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("plots");
+    let plot = plots::success_bars("written", &bars()).unwrap();
+    plots::write(&out, &plot).unwrap();
+    assert_eq!(
+        std::fs::read_to_string(out.join("task_success.svg")).unwrap(),
+        plot.svg
+    );
+    assert_eq!(
+        std::fs::read(out.join("task_success.png")).unwrap(),
+        plot.png
+    );
+
+    let bad = Plot {
+        name: "../escape",
+        svg: String::new(),
+        png: Vec::new(),
+    };
+    assert!(plots::write(&out, &bad).is_err());
+    assert!(!dir.path().join("escape.svg").exists());
+}
+
+#[test]
+fn rendering_is_deterministic_and_thread_safe() {
+    let a = plots::token_distributions("d", &distributions()).unwrap();
+    let handles: Vec<_> = (0..3)
+        .map(|_| std::thread::spawn(|| plots::token_distributions("d", &distributions()).unwrap()))
+        .collect();
+    for h in handles {
+        let b = h.join().unwrap();
+        assert_eq!(a.svg, b.svg);
+        assert_eq!(a.png, b.png);
+    }
+}
