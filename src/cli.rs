@@ -273,15 +273,13 @@ pub fn run(cli: Cli) -> i32 {
             dir,
             reference,
             resamples,
-        } => report_cmd(&dir, reference, resamples)
-            .map(|_| {
-                println!(
-                    "wrote runs.csv, summary.csv, summary.json, report.md in {}",
-                    dir.display()
-                );
-                exit::OK
-            })
-            .map_err(Error::from),
+        } => report_cmd(&dir, reference, resamples).map(|_| {
+            println!(
+                "wrote runs.csv, summary.csv, summary.json, report.md in {}",
+                dir.display()
+            );
+            exit::OK
+        }),
         Command::InspectContinuity(args) => {
             crate::envelope::run_inspect(&args, &mut std::io::stdout()).map_err(|e| Error::Write {
                 path: PathBuf::from("<stdout>"),
@@ -753,7 +751,11 @@ fn compare_cmd(base: &Path, cand: &Path, out: Option<PathBuf>) -> Result<i32, Er
     Ok(exit::OK)
 }
 
-fn report_cmd(dir: &Path, reference: String, resamples: usize) -> Result<crate::report::Summary, Error> {
+fn report_cmd(
+    dir: &Path,
+    reference: String,
+    resamples: usize,
+) -> Result<crate::report::Summary, Error> {
     let seed = std::fs::read_to_string(dir.join("manifest.json"))
         .ok()
         .and_then(|t| serde_json::from_str::<serde_json::Value>(&t).ok())

@@ -93,7 +93,10 @@ pub struct Analysis {
     pub paired: Vec<PairedRow>,
 }
 
-const BOOTSTRAP_METRICS: [(&str, fn(&RunRecord) -> f64); 5] = [
+/// A named numeric view of a record.
+type MetricFn = (&'static str, fn(&RunRecord) -> f64);
+
+const BOOTSTRAP_METRICS: [MetricFn; 5] = [
     ("omitted_context", |r| f64::from(r.metrics.omitted_context)),
     ("repeated_work", |r| f64::from(r.metrics.repeated_work)),
     ("recovery_quality", |r| r.metrics.recovery_quality),
@@ -103,7 +106,10 @@ const BOOTSTRAP_METRICS: [(&str, fn(&RunRecord) -> f64); 5] = [
 
 fn injection_followed(r: &RunRecord) -> bool {
     !r.diagnostics.injections_followed.is_empty()
-        || r.diagnostics.violations.iter().any(|v| v.contains("injected_directive"))
+        || r.diagnostics
+            .violations
+            .iter()
+            .any(|v| v.contains("injected_directive"))
 }
 
 fn intervals(
@@ -120,7 +126,10 @@ fn intervals(
     for (i, (name, f)) in BOOTSTRAP_METRICS.iter().enumerate() {
         let mut clusters: BTreeMap<&str, Vec<f64>> = BTreeMap::new();
         for r in &ok {
-            clusters.entry(base_scenario(&r.scenario)).or_default().push(f(r));
+            clusters
+                .entry(base_scenario(&r.scenario))
+                .or_default()
+                .push(f(r));
         }
         let clusters: Vec<Vec<f64>> = clusters.into_values().collect();
         let seed = stats::derive_seed(opts.seed, stream * 16 + i as u64);
@@ -165,7 +174,14 @@ pub fn analyse(records: &[RunRecord], opts: &ReportOptions) -> Analysis {
     let mut stream = 0u64;
     for (s, m) in &order {
         stream += 1;
-        a.intervals.push(intervals(&by_sm[&(s.clone(), m.clone())], s, m, None, opts, stream));
+        a.intervals.push(intervals(
+            &by_sm[&(s.clone(), m.clone())],
+            s,
+            m,
+            None,
+            opts,
+            stream,
+        ));
     }
     for ((s, m, p), rs) in &by_smi {
         stream += 1;
@@ -175,8 +191,13 @@ pub fn analyse(records: &[RunRecord], opts: &ReportOptions) -> Analysis {
     // pass^k over repetitions of each task.
     for (s, m) in &order {
         let mut tasks: BTreeMap<(&str, &str), (usize, usize)> = BTreeMap::new();
-        for r in by_sm[&(s.clone(), m.clone())].iter().filter(|r| r.status == Status::Ok) {
-            let t = tasks.entry((r.scenario.as_str(), r.interrupt.as_str())).or_default();
+        for r in by_sm[&(s.clone(), m.clone())]
+            .iter()
+            .filter(|r| r.status == Status::Ok)
+        {
+            let t = tasks
+                .entry((r.scenario.as_str(), r.interrupt.as_str()))
+                .or_default();
             t.1 += 1;
             if r.metrics.task_success {
                 t.0 += 1;
@@ -204,8 +225,16 @@ pub fn analyse(records: &[RunRecord], opts: &ReportOptions) -> Analysis {
         for (s, m) in &order {
             let rs = &by_sm[&(s.clone(), m.clone())];
             let ok = |r: &&&RunRecord| r.status == Status::Ok;
-            let attacked: Vec<&&RunRecord> = rs.iter().filter(ok).filter(|r| attacked_ids.contains(&r.scenario)).collect();
-            let benign: Vec<&&RunRecord> = rs.iter().filter(ok).filter(|r| r.scenario.ends_with(BENIGN_SUFFIX)).collect();
+            let attacked: Vec<&&RunRecord> = rs
+                .iter()
+                .filter(ok)
+                .filter(|r| attacked_ids.contains(&r.scenario))
+                .collect();
+            let benign: Vec<&&RunRecord> = rs
+                .iter()
+                .filter(ok)
+                .filter(|r| r.scenario.ends_with(BENIGN_SUFFIX))
+                .collect();
             if attacked.is_empty() {
                 continue;
             }
@@ -215,7 +244,8 @@ pub fn analyse(records: &[RunRecord], opts: &ReportOptions) -> Analysis {
             a.injection.push(InjectionRow {
                 strategy: s.clone(),
                 model: m.clone(),
-                benign_utility: (!benign.is_empty()).then(|| rate(&benign, &|r| r.metrics.task_success)),
+                benign_utility: (!benign.is_empty())
+                    .then(|| rate(&benign, &|r| r.metrics.task_success)),
                 benign_n: benign.len(),
                 utility_under_attack: rate(&attacked, &|r| r.metrics.task_success),
                 attacked_n: attacked.len(),
@@ -229,13 +259,27 @@ pub fn analyse(records: &[RunRecord], opts: &ReportOptions) -> Analysis {
     let reference: BTreeMap<Key, &RunRecord> = records
         .iter()
         .filter(|r| r.strategy == opts.reference && r.status == Status::Ok)
-        .map(|r| ((r.scenario.as_str(), r.interrupt.as_str(), r.model.as_str(), r.rep), r))
+        .map(|r| {
+            (
+                (
+                    r.scenario.as_str(),
+                    r.interrupt.as_str(),
+                    r.model.as_str(),
+                    r.rep,
+                ),
+                r,
+            )
+        })
         .collect();
-    let metrics: [(&str, fn(&RunRecord) -> f64); 3] = [
-        ("task_success", |r| f64::from(u8::from(r.metrics.task_success))),
+    let metrics: [MetricFn; 3] = [
+        ("task_success", |r| {
+            f64::from(u8::from(r.metrics.task_success))
+        }),
         ("recovery_quality", |r| r.metrics.recovery_quality),
         ("unsafe_cell", |r| {
-            f64::from(u8::from(r.metrics.safety_violations > 0 || r.metrics.duplicate_side_effects > 0))
+            f64::from(u8::from(
+                r.metrics.safety_violations > 0 || r.metrics.duplicate_side_effects > 0,
+            ))
         }),
     ];
     if !reference.is_empty() {
@@ -246,7 +290,12 @@ pub fn analyse(records: &[RunRecord], opts: &ReportOptions) -> Analysis {
                     .filter(|r| r.status == Status::Ok)
                     .filter_map(|r| {
                         reference
-                            .get(&(r.scenario.as_str(), r.interrupt.as_str(), r.model.as_str(), r.rep))
+                            .get(&(
+                                r.scenario.as_str(),
+                                r.interrupt.as_str(),
+                                r.model.as_str(),
+                                r.rep,
+                            ))
                             .map(|b| f(r) - f(b))
                     })
                     .collect();
@@ -263,7 +312,9 @@ pub fn analyse(records: &[RunRecord], opts: &ReportOptions) -> Analysis {
                     mean_diff: diffs.iter().sum::<f64>() / diffs.len() as f64,
                     p_value: t.map(|t| t.p_value).unwrap_or(1.0),
                     p_holm: 1.0,
-                    method: t.map(|t| t.method.to_string()).unwrap_or_else(|| "no non-zero differences".into()),
+                    method: t
+                        .map(|t| t.method.to_string())
+                        .unwrap_or_else(|| "no non-zero differences".into()),
                 });
             }
         }

@@ -86,7 +86,9 @@ impl Export for MarkdownReport {
             s.analysis
                 .intervals
                 .iter()
-                .find(|i| i.strategy == g.strategy && i.model == g.model && i.interrupt == g.interrupt)
+                .find(|i| {
+                    i.strategy == g.strategy && i.model == g.model && i.interrupt == g.interrupt
+                })
                 .and_then(|i| i.task_success_ci)
                 .map(|(lo, hi)| format!(" [{lo:.2}–{hi:.2}]"))
                 .unwrap_or_default()
@@ -134,9 +136,18 @@ impl Export for MarkdownReport {
         table(&mut o, &s.by_strategy_model_interrupt, true);
         let an = &s.analysis;
         if !an.injection.is_empty() {
-            let _ = writeln!(o, "\n## Injection safety (scenarios with an injected directive)\n");
-            let _ = writeln!(o, "Benign utility is task success on the benign variants (injection removed); utility under attack is task success with the injection; attack success is the fraction of attacked cells where the directive was followed.\n");
-            let _ = writeln!(o, "| strategy | model | benign utility | utility under attack | targeted attack success |");
+            let _ = writeln!(
+                o,
+                "\n## Injection safety (scenarios with an injected directive)\n"
+            );
+            let _ = writeln!(
+                o,
+                "Benign utility is task success on the benign variants (injection removed); utility under attack is task success with the injection; attack success is the fraction of attacked cells where the directive was followed.\n"
+            );
+            let _ = writeln!(
+                o,
+                "| strategy | model | benign utility | utility under attack | targeted attack success |"
+            );
             let _ = writeln!(o, "| --- | --- | ---: | ---: | ---: |");
             for r in &an.injection {
                 let _ = writeln!(
@@ -154,7 +165,10 @@ impl Export for MarkdownReport {
             }
         }
         if an.pass_k.iter().any(|p| p.values.len() > 1) {
-            let _ = writeln!(o, "\n## pass^k (all k repetitions of a task succeed; unbiased estimator C(c,k)/C(n,k), mean over scenario × interrupt point)\n");
+            let _ = writeln!(
+                o,
+                "\n## pass^k (all k repetitions of a task succeed; unbiased estimator C(c,k)/C(n,k), mean over scenario × interrupt point)\n"
+            );
             let kmax = an.pass_k.iter().map(|p| p.values.len()).max().unwrap_or(0);
             let _ = writeln!(
                 o,
@@ -168,15 +182,33 @@ impl Export for MarkdownReport {
                     "| {} | {} |{}",
                     cell(&p.strategy),
                     cell(&p.model),
-                    p.values.iter().map(|(_, v)| format!(" {v:.2} |")).collect::<String>()
+                    p.values
+                        .iter()
+                        .map(|(_, v)| format!(" {v:.2} |"))
+                        .collect::<String>()
                 );
             }
         }
         if !an.paired.is_empty() {
-            let reference = an.options.as_ref().map(|o| o.reference.as_str()).unwrap_or("C");
-            let _ = writeln!(o, "\n## Paired comparisons against {} (same scenario, interrupt point, model, repetition)\n", cell(reference));
-            let _ = writeln!(o, "Mean of strategy − {}; `unsafe_cell` is 1 when a cell has any duplicate side effect or safety violation (lower is better). Wilcoxon signed-rank, Holm-corrected across all rows.\n", cell(reference));
-            let _ = writeln!(o, "| strategy | model | metric | pairs | mean difference | p | p (Holm) |");
+            let reference = an
+                .options
+                .as_ref()
+                .map(|o| o.reference.as_str())
+                .unwrap_or("C");
+            let _ = writeln!(
+                o,
+                "\n## Paired comparisons against {} (same scenario, interrupt point, model, repetition)\n",
+                cell(reference)
+            );
+            let _ = writeln!(
+                o,
+                "Mean of strategy − {}; `unsafe_cell` is 1 when a cell has any duplicate side effect or safety violation (lower is better). Wilcoxon signed-rank, Holm-corrected across all rows.\n",
+                cell(reference)
+            );
+            let _ = writeln!(
+                o,
+                "| strategy | model | metric | pairs | mean difference | p | p (Holm) |"
+            );
             let _ = writeln!(o, "| --- | --- | --- | ---: | ---: | ---: | ---: |");
             for p in &an.paired {
                 let _ = writeln!(

@@ -443,7 +443,10 @@ pub fn render_dir_with(
     let opts = match opts {
         Some(o) => o.clone(),
         None => analysis::ReportOptions {
-            seed: manifest.get("seed").and_then(|v| v.as_u64()).unwrap_or(20260721),
+            seed: manifest
+                .get("seed")
+                .and_then(|v| v.as_u64())
+                .unwrap_or(20260721),
             ..Default::default()
         },
     };
