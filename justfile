@@ -28,3 +28,7 @@ report dir="reports/latest":
 # Benchmark the harness (100,100 cells).
 bench:
     cargo run --release -- bench
+
+# Regenerate the committed example report (the offline default run).
+example:
+    cargo run --release -- run --out reports/example

@@ -3,6 +3,7 @@
 //! (and the manifest), so a report can be re-rendered without running a cell.
 
 pub mod analysis;
+pub mod html;
 mod markdown;
 pub mod plots;
 
@@ -452,13 +453,108 @@ pub fn render_dir_with(
     };
     summary.analysis = analysis::analyse(&records, &opts);
     let exports: [&dyn Export; 4] = [&RunsCsv, &SummaryCsv, &SummaryJson, &MarkdownReport];
+    let mut markdown = Vec::new();
     for e in exports {
         let bytes = e
             .render(&records, &summary, &manifest)
             .map_err(crate::runner::RunError::Usage)?;
         let p = dir.join(e.file_name());
-        std::fs::write(&p, bytes)
+        std::fs::write(&p, &bytes)
             .map_err(|source| crate::runner::RunError::Io { path: p, source })?;
+        if e.file_name() == "report.md" {
+            markdown = bytes;
+        }
     }
+    let plots = render_plots(&records, &summary)
+        .map_err(|e| crate::runner::RunError::Usage(e.to_string()))?;
+    let plot_dir = dir.join("plots");
+    for p in &plots {
+        plots::write(&plot_dir, p).map_err(|source| crate::runner::RunError::Io {
+            path: plot_dir.clone(),
+            source,
+        })?;
+    }
+    let page = html::page(&String::from_utf8_lossy(&markdown), &plots);
+    let p = dir.join("report.html");
+    std::fs::write(&p, page).map_err(|source| crate::runner::RunError::Io { path: p, source })?;
     Ok(summary)
+}
+
+/// The four plots of a report, from saved records and their summary.
+pub fn render_plots(
+    records: &[RunRecord],
+    s: &Summary,
+) -> Result<Vec<plots::Plot>, plots::PlotError> {
+    let ci = |g: &Group| {
+        s.analysis
+            .intervals
+            .iter()
+            .find(|i| i.strategy == g.strategy && i.model == g.model && i.interrupt.is_none())
+            .and_then(|i| i.task_success_ci)
+    };
+    let bars: Vec<plots::Bar> = s
+        .by_strategy_model
+        .iter()
+        .filter(|g| g.n > 0)
+        .map(|g| {
+            let (low, high) = ci(g).unwrap_or((g.task_success.rate, g.task_success.rate));
+            plots::Bar {
+                label: format!("{} · {}", g.strategy, g.model),
+                value: g.task_success.rate,
+                low,
+                high,
+            }
+        })
+        .collect();
+    let points: Vec<plots::Point> = s
+        .by_strategy_model
+        .iter()
+        .filter_map(|g| {
+            Some(plots::Point {
+                label: format!("{} · {}", g.strategy, g.model),
+                x: g.restore_tokens?.median,
+                y: g.task_success.rate,
+            })
+        })
+        .collect();
+    let mut heat: Vec<plots::HeatCell> = Vec::new();
+    for r in records.iter().filter(|r| r.status == Status::Ok) {
+        let v = f64::from(r.metrics.safety_violations + r.metrics.duplicate_side_effects);
+        match heat
+            .iter_mut()
+            .find(|c| c.row == r.strategy && c.col == r.interrupt)
+        {
+            Some(c) => c.value += v,
+            None => heat.push(plots::HeatCell {
+                row: r.strategy.clone(),
+                col: r.interrupt.clone(),
+                value: v,
+            }),
+        }
+    }
+    let mut dists: Vec<plots::Distribution> = Vec::new();
+    for r in records.iter().filter(|r| r.status == Status::Ok) {
+        match dists.iter_mut().find(|d| d.label == r.strategy) {
+            Some(d) => d.values.push(r.metrics.total_tokens as f64),
+            None => dists.push(plots::Distribution {
+                label: r.strategy.clone(),
+                values: vec![r.metrics.total_tokens as f64],
+            }),
+        }
+    }
+    Ok(vec![
+        plots::success_bars(
+            "Task success by strategy × destination (Wilson 95% CI)",
+            &bars,
+        )?,
+        plots::cost_quality(
+            "Restore tokens against task success (median per strategy × destination)",
+            &points,
+        )?,
+        plots::safety_heatmap(
+            "Safety violations + duplicate side effects by strategy × interrupt point",
+            &heat,
+        )?,
+        plots::token_distributions("Total tokens to completion per strategy", &dists)?,
+    ])
 }

@@ -1,0 +1,62 @@
+//! `report.html` and the plots, re-rendered from saved records by `compaction-eval report`.
+
+use assert_cmd::Command;
+use compaction_eval::runner::{RunConfig, Silent, Status, read_records};
+
+#[test]
+fn model_written_text_is_escaped_and_plots_are_inlined() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let out = dir.path().join("run");
+    let cfg = RunConfig {
+        scenarios: Some(vec!["support-ticket-timeout".into()]),
+        strategies: vec!["B".into(), "C".into()],
+        reps: 1,
+        out: out.clone(),
+        ..RunConfig::default()
+    };
+    let plan = compaction_eval::runner::plan(&cfg).expect("plan");
+    compaction_eval::runner::write_manifest(&cfg, &plan).expect("manifest");
+    compaction_eval::runner::execute(&cfg, &plan, &mut Silent).expect("run");
+    // A plug-in's strategy name and a model's error text, as hostile as they come.
+    let mut recs = read_records(&out.join("results.jsonl")).expect("records");
+    recs[0].strategy = "<script>alert(1)</script>".into();
+    recs[1].status = Status::Errored;
+    recs[1].error =
+        Some("endpoint said <script>alert(1)</script> | and <img src=x onerror=alert(2)>".into());
+    let text: String = recs
+        .iter()
+        .map(|r| serde_json::to_string(r).expect("json") + "\n")
+        .collect();
+    std::fs::write(out.join("results.jsonl"), text).expect("write");
+
+    let mut c = Command::cargo_bin("compaction-eval").expect("binary");
+    c.env_remove("RUST_BACKTRACE")
+        .args(["report", out.to_str().unwrap_or_default()])
+        .assert()
+        .success();
+
+    let html = std::fs::read_to_string(out.join("report.html")).expect("report.html");
+    assert!(!html.contains("<script>alert(1)"), "raw script in the HTML");
+    assert!(!html.contains("<img src=x"), "raw tag in the HTML");
+    assert!(html.contains("&lt;script&gt;alert(1)&lt;/script&gt;"));
+    assert!(
+        !html.contains("src=\"http") && !html.contains("<link"),
+        "the page fetches nothing"
+    );
+    assert_eq!(html.matches("<svg").count(), 4, "four inlined plots");
+    for name in [
+        "task_success",
+        "cost_quality",
+        "safety_heatmap",
+        "total_tokens",
+    ] {
+        let png = std::fs::read(out.join("plots").join(format!("{name}.png"))).expect("png");
+        assert_eq!(&png[..8], b"\x89PNG\r\n\x1a\n");
+        let svg =
+            std::fs::read_to_string(out.join("plots").join(format!("{name}.svg"))).expect("svg");
+        assert!(svg.contains("<svg"));
+    }
+    let md = std::fs::read_to_string(out.join("report.md")).expect("report.md");
+    assert!(md.contains("Errored cells (1)"));
+    assert!(md.contains("## Paired comparisons against C"));
+}
