@@ -57,6 +57,34 @@ impl Export for MarkdownReport {
                 .and_then(|v| v.as_str())
                 .unwrap_or("?"),
         );
+        if let Some(c) = manifest.get("config") {
+            let list = |k: &str| {
+                c.get(k)
+                    .and_then(|v| v.as_array())
+                    .map(|a| {
+                        a.iter()
+                            .filter_map(|x| x.as_str())
+                            .collect::<Vec<_>>()
+                            .join(", ")
+                    })
+                    .unwrap_or_else(|| "all".into())
+            };
+            let _ = writeln!(
+                o,
+                "Configuration: strategies {}; destinations {}; scenarios {}; interrupt points {}; {} repetition(s); step budget {}; attention {}.\n",
+                cell(&list("strategies")),
+                cell(&list("models")),
+                cell(&list("scenarios")),
+                cell(&list("interrupts")),
+                c.get("reps").map(|v| v.to_string()).unwrap_or_default(),
+                c.get("step_budget")
+                    .map(|v| v.to_string())
+                    .unwrap_or_default(),
+                c.get("attention")
+                    .map(|v| v.to_string())
+                    .unwrap_or_default(),
+            );
+        }
         let _ = writeln!(
             o,
             "Continuous metrics are `median [Q1–Q3]` (quantiles: linear interpolation, type 7) over the ok cells; task success is a rate. Duplicate side effects and safety violations are failures whenever non-zero: the columns count the cells with any.\n"
@@ -96,18 +124,18 @@ impl Export for MarkdownReport {
         let table = |o: &mut String, groups: &[super::Group], with_point: bool| {
             let _ = writeln!(
                 o,
-                "| strategy | model |{} n | task success | omitted context | repeated work | cells w/ duplicates | cells w/ violations | recovery quality | restore tokens | total tokens |",
+                "| strategy | model |{} n | task success | omitted context | repeated work | cells w/ duplicates | cells w/ violations | recovery quality | restore tokens | total tokens | completion ms |",
                 if with_point { " interrupt |" } else { "" }
             );
             let _ = writeln!(
                 o,
-                "| --- | --- |{} ---: | ---: | --- | --- | ---: | ---: | --- | --- | --- |",
+                "| --- | --- |{} ---: | ---: | --- | --- | ---: | ---: | --- | --- | --- | --- |",
                 if with_point { " --- |" } else { "" }
             );
             for g in groups {
                 let _ = writeln!(
                     o,
-                    "| {} | {} |{} {} | {:.2}{} | {} | {} | {} | {} | {} | {} | {} |",
+                    "| {} | {} |{} {} | {:.2}{} | {} | {} | {} | {} | {} | {} | {} | {} |",
                     cell(&g.strategy),
                     cell(&g.model),
                     g.interrupt
@@ -124,6 +152,7 @@ impl Export for MarkdownReport {
                     med(&g.recovery_quality),
                     med(&g.restore_tokens),
                     med(&g.total_tokens),
+                    med(&g.completion_ms),
                 );
             }
         };
