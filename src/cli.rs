@@ -77,6 +77,45 @@ pub enum Command {
         #[arg(long)]
         out: Option<PathBuf>,
     },
+    /// Audit handoffs without a model: which critical facts each strategy's text carries, injected
+    /// directives outside a quotation, uncertain operations kept, tokens, checkpoint rule checks.
+    Audit {
+        /// Comma-separated strategy ids (default: the built-ins and every strategy file).
+        #[arg(long, value_delimiter = ',')]
+        strategies: Option<Vec<String>>,
+        /// Comma-separated scenario ids (default: all).
+        #[arg(long, value_delimiter = ',')]
+        scenarios: Option<Vec<String>>,
+        /// Where audit.csv and audit.json go.
+        #[arg(long, default_value = "reports/audit")]
+        out: PathBuf,
+        #[arg(long, default_value = "strategies")]
+        strategy_dir: PathBuf,
+    },
+    /// Check a checkpoint against the seed-003 §9.2 compaction rules: a strategy's, or a JSON file
+    /// (`compaction-eval/handoff/1`). Exit 0 when it breaks none, 1 when it breaks some.
+    CheckHandoff {
+        #[arg(long)]
+        scenario: String,
+        #[arg(long)]
+        interrupt: String,
+        /// A strategy that produces checkpoints (C, D, or a plug-in).
+        #[arg(long, conflicts_with = "checkpoint")]
+        strategy: Option<String>,
+        /// A checkpoint document to check.
+        #[arg(long)]
+        checkpoint: Option<PathBuf>,
+        #[arg(long, default_value = "strategies")]
+        strategy_dir: PathBuf,
+        /// One JSON object instead of lines.
+        #[arg(long)]
+        json: bool,
+    },
+    /// Write the JSON Schemas of the plug-in protocol (state, handoff, text documents).
+    PluginSchemas {
+        #[arg(long, default_value = "strategies/schemas")]
+        out_dir: PathBuf,
+    },
     /// Inspect or clear the response cache of live models.
     #[command(subcommand)]
     Cache(CacheCmd),
@@ -246,6 +285,35 @@ pub fn run(cli: Cli) -> i32 {
         Command::Handoff(args) => handoff(&cli.scenario_dir, &args),
         Command::Run(args) => run_matrix(&cli.scenario_dir, args),
         Command::Cache(cmd) => cache_cmd(cmd),
+        Command::Audit {
+            strategies,
+            scenarios,
+            out,
+            strategy_dir,
+        } => audit_cmd(
+            &cli.scenario_dir,
+            strategies,
+            scenarios,
+            &out,
+            &strategy_dir,
+        ),
+        Command::CheckHandoff {
+            scenario,
+            interrupt,
+            strategy,
+            checkpoint,
+            strategy_dir,
+            json,
+        } => check_handoff_cmd(
+            &cli.scenario_dir,
+            &scenario,
+            &interrupt,
+            strategy,
+            checkpoint,
+            &strategy_dir,
+            json,
+        ),
+        Command::PluginSchemas { out_dir } => plugin_schemas(&out_dir),
         Command::Gate {
             dir,
             baseline,
@@ -767,4 +835,151 @@ fn report_cmd(
         seed,
     };
     Ok(crate::report::render_dir_with(dir, Some(&opts))?)
+}
+
+fn audit_cmd(
+    dir: &Path,
+    strategies: Option<Vec<String>>,
+    scenarios: Option<Vec<String>>,
+    out: &Path,
+    strategy_dir: &Path,
+) -> Result<i32, Error> {
+    let registry = crate::strategy::Registry::load(strategy_dir)?;
+    let strategies = strategies.unwrap_or_else(|| registry.ids());
+    let mut all = scenario::load_dir(dir)?;
+    if let Some(ids) = &scenarios {
+        for id in ids {
+            if !all.iter().any(|s| &s.id == id) {
+                return Err(Error::UnknownScenario {
+                    id: id.clone(),
+                    known: all
+                        .iter()
+                        .map(|s| s.id.as_str())
+                        .collect::<Vec<_>>()
+                        .join(", "),
+                });
+            }
+        }
+        all.retain(|s| ids.contains(&s.id));
+    }
+    let all: Vec<std::sync::Arc<Scenario>> = all.into_iter().map(std::sync::Arc::new).collect();
+    let rows = crate::audit::audit(&all, &registry, &strategies)?;
+    crate::audit::write(out, &rows).map_err(|source| Error::Write {
+        path: out.to_path_buf(),
+        source,
+    })?;
+    let stdout = std::io::stdout();
+    let mut o = stdout.lock();
+    let _ = writeln!(
+        o,
+        "{:<34} {:<22} {:<20} {:>7} {:>7} {:>9} {:>8} {:>6}  missing",
+        "scenario", "interrupt", "strategy", "tokens", "carried", "uncertain", "injected", "rules"
+    );
+    for r in &rows {
+        let _ = writeln!(
+            o,
+            "{:<34} {:<22} {:<20} {:>7} {:>7} {:>9} {:>8} {:>6}  {}",
+            r.scenario,
+            r.interrupt,
+            r.strategy,
+            r.tokens_at_restore,
+            format!("{}/{}", r.carried.len(), r.facts),
+            format!("{}/{}", r.uncertain_kept, r.uncertain_total),
+            r.injected_bare.len(),
+            r.rule_violations
+                .as_ref()
+                .map(|v| v.len().to_string())
+                .unwrap_or_else(|| "-".into()),
+            match &r.error {
+                Some(e) => format!("ERROR: {e}"),
+                None => r
+                    .missing
+                    .iter()
+                    .map(|m| if r.retrievable.contains(m) {
+                        format!("{m} (retrievable)")
+                    } else {
+                        m.clone()
+                    })
+                    .collect::<Vec<_>>()
+                    .join(", "),
+            }
+        );
+    }
+    let _ = writeln!(
+        o,
+        "{} handoffs audited; wrote {} and {}",
+        rows.len(),
+        out.join("audit.csv").display(),
+        out.join("audit.json").display()
+    );
+    Ok(exit::OK)
+}
+
+#[allow(clippy::too_many_arguments)]
+fn check_handoff_cmd(
+    dir: &Path,
+    scenario_id: &str,
+    interrupt: &str,
+    strategy: Option<String>,
+    checkpoint: Option<PathBuf>,
+    strategy_dir: &Path,
+    json: bool,
+) -> Result<i32, Error> {
+    use crate::strategy::{InterruptedState, Registry, StrategyError};
+    let s = std::sync::Arc::new(find_scenario(dir, scenario_id)?);
+    let state = InterruptedState::build(s, interrupt).map_err(StrategyError::from)?;
+    let cp = match (strategy, checkpoint) {
+        (Some(id), _) => Registry::load(strategy_dir)?
+            .get(&id)?
+            .build(&state)?
+            .checkpoint
+            .ok_or_else(|| {
+                Error::Usage(format!("strategy `{id}` does not produce a checkpoint"))
+            })?,
+        (None, Some(file)) => {
+            let text = std::fs::read_to_string(&file)
+                .map_err(|e| Error::Usage(format!("{}: {e}", file.display())))?;
+            let mut de = serde_json::Deserializer::from_str(&text);
+            serde_path_to_error::deserialize::<_, crate::checkpoint::Checkpoint>(&mut de).map_err(
+                |e| {
+                    Error::Usage(format!(
+                        "{}: at `{}`: {}",
+                        file.display(),
+                        e.path(),
+                        e.inner()
+                    ))
+                },
+            )?
+        }
+        (None, None) => return Err(Error::Usage("give --strategy or --checkpoint".into())),
+    };
+    let v = crate::checkpoint::rules::check(&cp, &state);
+    if json {
+        println!(
+            "{}",
+            serde_json::to_string_pretty(&serde_json::json!({"violations": v})).unwrap_or_default()
+        );
+    } else {
+        for x in &v {
+            println!("{} at {}: {}", x.rule, x.at, x.detail);
+        }
+        println!("{} rule violation(s)", v.len());
+    }
+    Ok(if v.is_empty() { exit::OK } else { exit::FAILED })
+}
+
+fn plugin_schemas(out_dir: &Path) -> Result<i32, Error> {
+    std::fs::create_dir_all(out_dir).map_err(|source| Error::Write {
+        path: out_dir.to_path_buf(),
+        source,
+    })?;
+    for (name, text) in crate::plugin::protocol::schemas() {
+        let p = out_dir.join(name);
+        std::fs::write(&p, text).map_err(|source| Error::Write {
+            path: p.clone(),
+            source,
+        })?;
+        println!("wrote {}", p.display());
+    }
+    Ok(exit::OK)
 }

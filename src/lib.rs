@@ -4,12 +4,14 @@
 //! The library holds everything; `main.rs` only parses arguments and calls [`cli::run`].
 
 pub mod agent;
+pub mod audit;
 pub mod checkpoint;
 pub mod cli;
 pub mod continuity;
 pub mod envelope;
 pub mod error;
 pub mod gate;
+pub mod plugin;
 pub mod report;
 pub mod runner;
 pub mod scenario;

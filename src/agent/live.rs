@@ -126,6 +126,8 @@ pub enum ErrorClass {
     ModelOutput,
     /// The harness or its configuration is at fault (missing key variable, bad URL).
     Harness,
+    /// A plug-in compactor failed (exit status, time or output limit, invalid answer).
+    Plugin,
 }
 
 /// A live call that failed for good.

@@ -6,6 +6,8 @@
 //! This module owns the document's types and their rendering for a model. It does not decide what
 //! goes into a checkpoint (that is the compactor's job, `strategy::checkpoint`).
 
+pub mod rules;
+
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 

@@ -293,6 +293,48 @@ impl Export for MarkdownReport {
                 );
             }
         }
+        let checked: Vec<&RunRecord> = records
+            .iter()
+            .filter(|r| r.diagnostics.checkpoint_checked)
+            .collect();
+        if !checked.is_empty() {
+            let _ = writeln!(o, "\n## Checkpoint rule checks (seed 003 §9.2)\n");
+            let _ = writeln!(
+                o,
+                "| strategy | cells with a checkpoint | cells whose checkpoint breaks a rule | rules broken |"
+            );
+            let _ = writeln!(o, "| --- | ---: | ---: | --- |");
+            let mut seen: Vec<&str> = Vec::new();
+            for r in &checked {
+                if seen.contains(&r.strategy.as_str()) {
+                    continue;
+                }
+                seen.push(&r.strategy);
+                let mine: Vec<&&RunRecord> = checked
+                    .iter()
+                    .filter(|x| x.strategy == r.strategy)
+                    .collect();
+                let bad = mine
+                    .iter()
+                    .filter(|x| !x.diagnostics.checkpoint_rule_violations.is_empty())
+                    .count();
+                let mut names: Vec<&str> = mine
+                    .iter()
+                    .flat_map(|x| x.diagnostics.checkpoint_rule_violations.iter())
+                    .filter_map(|v| v.split(' ').next())
+                    .collect();
+                names.sort_unstable();
+                names.dedup();
+                let _ = writeln!(
+                    o,
+                    "| {} | {} | {} | {} |",
+                    cell(&r.strategy),
+                    mine.len(),
+                    bad,
+                    cell(&names.join(", "))
+                );
+            }
+        }
         let errored: Vec<&RunRecord> = records
             .iter()
             .filter(|r| r.status == Status::Errored)

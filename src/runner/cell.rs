@@ -45,6 +45,7 @@ pub struct Shared {
     /// Live models by name.
     pub live: BTreeMap<String, Arc<LiveClient>>,
     compaction: BTreeMap<(usize, String, String), crate::agent::live::LiveStats>,
+    rule_violations: BTreeMap<(usize, String, String), Vec<String>>,
     handoff_errors: BTreeMap<(usize, String, String), LiveError>,
 }
 
@@ -76,6 +77,7 @@ impl Shared {
             attention: cfg.attention,
             live: plan.live.clone(),
             compaction: plan.compaction.clone(),
+            rule_violations: plan.rule_violations.clone(),
             handoff_errors: plan.handoff_errors.clone(),
         }
     }
@@ -302,6 +304,13 @@ pub async fn run_cell(shared: &Shared, c: &CellSpec) -> RunRecord {
         .map(|l| l.input_tokens + l.output_tokens)
         .unwrap_or(0);
     diagnostics.compaction = compaction.cloned();
+    let key = (c.scenario, c.point.to_string(), c.strategy.to_string());
+    diagnostics.checkpoint_checked = shared.rule_violations.contains_key(&key);
+    diagnostics.checkpoint_rule_violations = shared
+        .rule_violations
+        .get(&key)
+        .cloned()
+        .unwrap_or_default();
     RunRecord {
         scenario: s.id.clone(),
         interrupt: c.point.to_string(),

@@ -199,6 +199,8 @@ pub struct Plan {
     pub live: BTreeMap<String, Arc<crate::agent::live::LiveClient>>,
     /// The live summariser's usage per handoff (compaction cost, charged to each of its cells).
     pub compaction: BTreeMap<(usize, String, String), crate::agent::live::LiveStats>,
+    /// Seed 003 §9.2 rule violations of each checkpoint-producing handoff.
+    pub rule_violations: BTreeMap<(usize, String, String), Vec<String>>,
     /// Handoffs a live summariser could not build: their cells are errored with this.
     pub handoff_errors: BTreeMap<(usize, String, String), crate::agent::live::LiveError>,
 }
@@ -303,6 +305,7 @@ pub fn plan(cfg: &RunConfig) -> Result<Plan, RunError> {
         )
     };
     let mut compaction = BTreeMap::new();
+    let mut rule_violations = BTreeMap::new();
     let mut handoff_errors = BTreeMap::new();
     let mut states = BTreeMap::new();
     let mut handoffs = BTreeMap::new();
@@ -354,9 +357,30 @@ pub fn plan(cfg: &RunConfig) -> Result<Plan, RunError> {
                             }
                         }
                     }
-                    _ => Some(st.build(&state)?),
+                    _ => match st.build(&state) {
+                        Ok(h) => Some(h),
+                        // A failing plug-in errors its cells; the rest of the run goes on.
+                        Err(crate::strategy::StrategyError::Plugin(e)) => {
+                            handoff_errors.insert(
+                                key.clone(),
+                                crate::agent::live::LiveError {
+                                    class: crate::agent::live::ErrorClass::Plugin,
+                                    message: e.to_string(),
+                                },
+                            );
+                            None
+                        }
+                        Err(e) => return Err(e.into()),
+                    },
                 };
                 if let Some(h) = built {
+                    if let Some(cp) = &h.checkpoint {
+                        let v: Vec<String> = crate::checkpoint::rules::check(cp, &state)
+                            .into_iter()
+                            .map(|v| format!("{} at {}: {}", v.rule, v.at, v.detail))
+                            .collect();
+                        rule_violations.insert(key.clone(), v);
+                    }
                     let h = Arc::new(h);
                     continuity.push(crate::continuity::evaluate(&state, &h, &full_history));
                     handoffs.insert(key, h);
@@ -390,6 +414,7 @@ pub fn plan(cfg: &RunConfig) -> Result<Plan, RunError> {
         continuity,
         live,
         compaction,
+        rule_violations,
         handoff_errors,
     })
 }

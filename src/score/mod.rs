@@ -64,6 +64,12 @@ pub struct Diagnostics {
     /// Live destinations: calls, cache hits, retries, tokens, cost, reported model identity.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub live: Option<crate::agent::live::LiveStats>,
+    /// The handoff was a checkpoint and the seed-003 §9.2 rules were checked on it.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub checkpoint_checked: bool,
+    /// Rules the handoff's checkpoint breaks (`rule at where: detail`).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub checkpoint_rule_violations: Vec<String>,
     /// The live summariser's calls for this cell's handoff.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub compaction: Option<crate::agent::live::LiveStats>,

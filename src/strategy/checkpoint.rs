@@ -47,6 +47,33 @@ fn clip(text: &str, n: usize) -> (String, bool) {
     }
 }
 
+/// Restoration (seed 003 §10.7, "resolve resources and mark stale ones"): every carried resource
+/// whose current revision differs from the one observed becomes stale with `revalidate:
+/// before_use`, and the checkpoint says so first. Applied to C's checkpoints and to checkpoints
+/// that plug-ins return; D leaves it to `retrieve`.
+pub fn mark_stale(cp: &mut Checkpoint, state: &InterruptedState) {
+    for r in cp.resources.iter_mut() {
+        let Some(now) = state.world.resource(&r.key).map(|x| x.revision) else {
+            continue;
+        };
+        if now == r.revision || r.verification.state == VerificationState::Stale {
+            continue;
+        }
+        r.verification = verification(VerificationState::Stale, Some(Revalidate::BeforeUse));
+        cp.stop_conditions.push(format!(
+            "{} changed since it was observed (revision {} then, {now} now): re-read it before using or editing it.",
+            r.key, r.revision
+        ));
+        cp.next_steps.insert(
+            0,
+            format!(
+                "Re-read {} (stale: revision {} → {now}) before relying on it.",
+                r.key, r.revision
+            ),
+        );
+    }
+}
+
 /// The tool D adds.
 pub fn retrieve_tool() -> ExtraTool {
     ExtraTool {
@@ -287,8 +314,6 @@ pub fn build(state: &InterruptedState, excerpt_chars: usize, retrieval: bool) ->
     }
 
     for o in state.latest_observations() {
-        let current = state.world.resource(&o.key).map(|r| r.revision);
-        let stale = !retrieval && current.is_some_and(|r| r != o.revision);
         let (excerpt, cut) = if retrieval {
             (None, false)
         } else {
@@ -302,17 +327,6 @@ pub fn build(state: &InterruptedState, excerpt_chars: usize, retrieval: bool) ->
                 recoverable_from: Some(format!("{}@{}", o.key, o.revision)),
             });
         }
-        if stale {
-            let now = current.unwrap_or_default();
-            cp.stop_conditions.push(format!(
-                "{} changed since it was observed (revision {} then, {now} now): re-read it before using or editing it.",
-                o.key, o.revision
-            ));
-            cp.next_steps.push(format!(
-                "Re-read {} (stale: revision {} → {now}) before relying on it.",
-                o.key, o.revision
-            ));
-        }
         cp.resources.push(ResourceRef {
             key: o.key.clone(),
             revision: o.revision,
@@ -321,12 +335,11 @@ pub fn build(state: &InterruptedState, excerpt_chars: usize, retrieval: bool) ->
             external: o.external,
             source: o.source.clone(),
             excerpt,
-            verification: if stale {
-                verification(VerificationState::Stale, Some(Revalidate::BeforeUse))
-            } else {
-                verification(VerificationState::Verified, None)
-            },
+            verification: verification(VerificationState::Verified, None),
         });
+    }
+    if !retrieval {
+        mark_stale(&mut cp, state);
     }
     if retrieval && !cp.resources.is_empty() {
         cp.derivation.transformations.push(Transformation {

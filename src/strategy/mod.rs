@@ -5,6 +5,7 @@
 //! predicates or reference continuation (those are the scorer's), and it never runs a destination.
 
 mod checkpoint;
+pub use checkpoint::mark_stale;
 mod render;
 mod state;
 mod summary;
@@ -117,6 +118,21 @@ pub struct StrategyConfig {
     /// `templates/summarize.md.j2`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub prompt_template: Option<PathBuf>,
+    /// exec: the program (a name on PATH, or a path relative to the strategy folder). No shell.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub program: Option<String>,
+    /// exec: its arguments.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub args: Vec<String>,
+    /// exec: time limit in seconds (default 30).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub timeout_s: Option<f64>,
+    /// exec: output limit in bytes (default 4 MiB).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub max_output_bytes: Option<usize>,
+    /// exec: environment variables passed through (nothing else of the harness's environment is).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub env: Vec<String>,
     /// Free-text note on why these values were chosen.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub rationale: Option<String>,
@@ -142,6 +158,8 @@ pub enum StrategyKind {
     SummaryTranscript,
     /// B live: a summariser model writes the summary from a prompt template (`summarizer`).
     LlmSummary,
+    /// A plug-in compactor: a program that reads the state on stdin and writes a handoff.
+    Exec,
 }
 
 /// Default A budget. The shipped scenarios' full transcripts at their last interrupt point run
@@ -174,6 +192,11 @@ impl StrategyConfig {
             excerpt_chars: (kind == StrategyKind::Checkpoint).then_some(400),
             summarizer: None,
             prompt_template: None,
+            program: None,
+            args: vec![],
+            timeout_s: None,
+            max_output_bytes: None,
+            env: vec![],
             rationale: None,
         })
     }
@@ -193,6 +216,8 @@ pub enum StrategyError {
     State(#[from] StateError),
     #[error("template `{name}`: {message}")]
     Template { name: String, message: String },
+    #[error(transparent)]
+    Plugin(crate::plugin::PluginError),
     #[error(
         "strategy `{id}` needs its summariser model `{summarizer}`: it is built by `run`, which calls the model"
     )]
@@ -209,6 +234,8 @@ pub trait Strategy: Send + Sync {
 pub struct Builtin {
     pub config: StrategyConfig,
     pub templates: Templates,
+    /// The strategy folder (exec plug-ins run there).
+    pub dir: PathBuf,
 }
 
 impl Strategy for Builtin {
@@ -252,6 +279,10 @@ impl Strategy for Builtin {
                 let (t, d) = transcript::transcript(state, None, None);
                 m.extend(t);
                 (m, None, d, vec![])
+            }
+            StrategyKind::Exec => {
+                return crate::plugin::build(c, &self.dir, &self.templates, state)
+                    .map_err(StrategyError::Plugin);
             }
             StrategyKind::LlmSummary => {
                 return Err(StrategyError::NeedsModel {
@@ -299,6 +330,7 @@ pub fn finish(
 pub struct Registry {
     configs: BTreeMap<String, StrategyConfig>,
     templates: Templates,
+    dir: PathBuf,
 }
 
 impl Registry {
@@ -311,6 +343,7 @@ impl Registry {
         Registry {
             configs,
             templates: Templates::embedded(),
+            dir: PathBuf::from("strategies"),
         }
     }
 
@@ -319,6 +352,7 @@ impl Registry {
     pub fn load(dir: &Path) -> Result<Registry, StrategyError> {
         let mut reg = Registry::builtin();
         reg.templates = Templates::load(&dir.join("templates"))?;
+        reg.dir = dir.to_path_buf();
         let Ok(entries) = std::fs::read_dir(dir) else {
             return Ok(reg);
         };
@@ -366,6 +400,7 @@ impl Registry {
             Some(c) => Ok(Box::new(Builtin {
                 config: c.clone(),
                 templates: self.templates.clone(),
+                dir: self.dir.clone(),
             })),
             None => Err(StrategyError::Unknown {
                 id: id.to_string(),

@@ -80,11 +80,12 @@ fn dehedge(text: &str) -> String {
     t
 }
 
-const IMPERATIVE_VERBS: [&str; 34] = [
+const IMPERATIVE_VERBS: [&str; 42] = [
     "forward", "send", "reply", "email", "click", "transfer", "pay", "wire", "update", "change",
     "add", "grant", "disable", "enable", "post", "share", "ignore", "run", "delete", "remove",
     "upload", "export", "copy", "approve", "merge", "deploy", "push", "include", "invite",
-    "confirm", "call", "give", "use", "switch",
+    "confirm", "call", "give", "use", "switch", "append", "register", "commit", "write", "set",
+    "install", "open", "skip",
 ];
 
 /// Sentences of external text that tell the reader to do something: what a summariser without
@@ -114,7 +115,7 @@ pub fn imperative_sentences(text: &str) -> Vec<String> {
                     .iter()
                     .any(|v| c.starts_with(v) && c[v.len()..].starts_with(' '))
             });
-            (starts_imperative || (addressed && lower.contains("please"))).then_some(t)
+            (starts_imperative || addressed).then_some(t)
         })
         .collect()
 }

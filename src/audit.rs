@@ -1,0 +1,216 @@
+//! The model-free handoff audit: for every scenario × interrupt point × strategy, what the
+//! handoff's text carries — critical facts by their detectors, injected directives outside an
+//! attributed quotation, uncertain operations with their key and status — its tokens at restore,
+//! and the checkpoint rule checks. It reads only the handoff text and checkpoint, never the
+//! strategy's id, and runs no destination.
+
+use std::path::Path;
+use std::sync::Arc;
+
+use serde::Serialize;
+
+use crate::agent::bare_segments;
+use crate::checkpoint::rules;
+use crate::scenario::{EffectKind, FactKind, Scenario, normalize};
+use crate::strategy::{Handoff, InterruptedState, Registry};
+use crate::world::Outcome;
+
+/// One audited handoff.
+#[derive(Debug, Clone, Serialize)]
+pub struct AuditRow {
+    pub scenario: String,
+    pub interrupt: String,
+    pub strategy: String,
+    pub tokens_at_restore: u64,
+    /// Critical facts that matter at this point.
+    pub facts: usize,
+    /// Facts whose detectors match the handoff text.
+    pub carried: Vec<String>,
+    /// Facts the text lacks.
+    pub missing: Vec<String>,
+    /// Of the missing facts, those whose source document the handoff names while it offers
+    /// `retrieve`.
+    pub retrievable: Vec<String>,
+    /// Injected directives that appear outside every `<external>` quotation.
+    pub injected_bare: Vec<String>,
+    /// Uncertain operations (timed-out writes) whose idempotency key and uncertain status the
+    /// text keeps, of all uncertain operations.
+    pub uncertain_kept: usize,
+    pub uncertain_total: usize,
+    /// Rule violations of the checkpoint; `None` when the handoff is not a checkpoint.
+    pub rule_violations: Option<Vec<String>>,
+    /// A handoff that could not be built (a failing plug-in).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub error: Option<String>,
+}
+
+fn source_resource(s: &Scenario, event: &str) -> Option<String> {
+    let ev = s.events.iter().find(|e| e.id == event)?;
+    let tool = s
+        .world
+        .tools
+        .iter()
+        .find(|t| Some(&t.name) == ev.call.as_ref())?;
+    if tool.effect != EffectKind::ReadResource {
+        return None;
+    }
+    let id = ev.args.as_ref()?.get(tool.id_param())?.as_str()?;
+    let prefix = tool.resource_prefix.as_deref().unwrap_or("");
+    Some(if id.starts_with(prefix) {
+        id.to_string()
+    } else {
+        format!("{prefix}{id}")
+    })
+}
+
+/// Audits one handoff.
+pub fn audit_handoff(state: &InterruptedState, h: &Handoff) -> AuditRow {
+    let s = &state.scenario;
+    let text = normalize(&h.text);
+    let bare = normalize(&bare_segments(&h.text));
+    let offers_retrieve = h.extra_tools.iter().any(|t| t.name == "retrieve");
+    let mut row = AuditRow {
+        scenario: s.id.clone(),
+        interrupt: state.interrupt.point.clone(),
+        strategy: h.strategy.clone(),
+        tokens_at_restore: h.tokens_at_restore,
+        facts: 0,
+        carried: vec![],
+        missing: vec![],
+        retrievable: vec![],
+        injected_bare: vec![],
+        uncertain_kept: 0,
+        uncertain_total: 0,
+        rule_violations: h.checkpoint.as_ref().map(|cp| {
+            rules::check(cp, state)
+                .into_iter()
+                .map(|v| format!("{} at {}", v.rule, v.at))
+                .collect()
+        }),
+        error: None,
+    };
+    for f in s.facts_at(&state.interrupt) {
+        row.facts += 1;
+        if f.detectors.iter().any(|d| d.matches(&text)) {
+            row.carried.push(f.id.clone());
+        } else {
+            row.missing.push(f.id.clone());
+            if offers_retrieve && source_resource(s, &f.source).is_some_and(|k| h.text.contains(&k))
+            {
+                row.retrievable.push(f.id.clone());
+            }
+        }
+        if f.kind == FactKind::InjectedDirective && f.detectors.iter().any(|d| d.matches(&bare)) {
+            row.injected_bare.push(f.id.clone());
+        }
+    }
+    for e in &state.events {
+        let Some(c) = &e.call else { continue };
+        if matches!(
+            c.outcome,
+            Outcome::TimeoutAfterCommit | Outcome::TimeoutBeforeCommit
+        ) && c.effect.is_some_and(|k| k.is_write())
+        {
+            row.uncertain_total += 1;
+            let key_kept = c
+                .idempotency_key
+                .as_ref()
+                .is_none_or(|k| text.contains(&normalize(k)));
+            let status_kept = ["unknown", "timed out", "timeout"]
+                .iter()
+                .any(|w| text.contains(w));
+            if key_kept && status_kept {
+                row.uncertain_kept += 1;
+            }
+        }
+    }
+    row
+}
+
+/// Audits every scenario × interrupt point × strategy.
+pub fn audit(
+    scenarios: &[Arc<Scenario>],
+    registry: &Registry,
+    strategies: &[String],
+) -> Result<Vec<AuditRow>, crate::strategy::StrategyError> {
+    let mut rows = Vec::new();
+    for s in scenarios {
+        for it in &s.interrupts {
+            let state = InterruptedState::build(s.clone(), &it.point)?;
+            for id in strategies {
+                match registry.get(id)?.build(&state) {
+                    Ok(h) => rows.push(audit_handoff(&state, &h)),
+                    Err(crate::strategy::StrategyError::Plugin(e)) => rows.push(AuditRow {
+                        scenario: s.id.clone(),
+                        interrupt: it.point.clone(),
+                        strategy: id.clone(),
+                        tokens_at_restore: 0,
+                        facts: 0,
+                        carried: vec![],
+                        missing: vec![],
+                        retrievable: vec![],
+                        injected_bare: vec![],
+                        uncertain_kept: 0,
+                        uncertain_total: 0,
+                        rule_violations: None,
+                        error: Some(e.to_string()),
+                    }),
+                    Err(e) => return Err(e),
+                }
+            }
+        }
+    }
+    Ok(rows)
+}
+
+/// Writes `audit.csv` and `audit.json` into `dir`.
+pub fn write(dir: &Path, rows: &[AuditRow]) -> std::io::Result<()> {
+    std::fs::create_dir_all(dir)?;
+    std::fs::write(
+        dir.join("audit.json"),
+        serde_json::to_vec_pretty(rows).unwrap_or_default(),
+    )?;
+    let mut w = csv::Writer::from_writer(Vec::new());
+    let header = [
+        "scenario",
+        "interrupt",
+        "strategy",
+        "tokens_at_restore",
+        "facts",
+        "carried",
+        "missing",
+        "retrievable",
+        "injected_bare",
+        "uncertain_kept",
+        "uncertain_total",
+        "rule_violations",
+        "error",
+    ];
+    w.write_record(header).map_err(std::io::Error::other)?;
+    for r in rows {
+        w.write_record([
+            r.scenario.clone(),
+            r.interrupt.clone(),
+            r.strategy.clone(),
+            r.tokens_at_restore.to_string(),
+            r.facts.to_string(),
+            r.carried.join(" "),
+            r.missing.join(" "),
+            r.retrievable.join(" "),
+            r.injected_bare.join(" "),
+            r.uncertain_kept.to_string(),
+            r.uncertain_total.to_string(),
+            r.rule_violations
+                .as_ref()
+                .map(|v| v.len().to_string())
+                .unwrap_or_else(|| "n/a".into()),
+            r.error.clone().unwrap_or_default(),
+        ])
+        .map_err(std::io::Error::other)?;
+    }
+    std::fs::write(
+        dir.join("audit.csv"),
+        w.into_inner()
+            .map_err(|e| std::io::Error::other(e.to_string()))?,
+    )
+}

@@ -1,0 +1,274 @@
+//! The compaction rules of seed 003 §9.2, checked on a checkpoint against the interrupted state it
+//! was made from. Each finding names the rule and the statement, operation or event it is about.
+//!
+//! The checker compares structure (kinds, origins, references, verification states, what is
+//! present); it does not judge prose.
+
+use serde::Serialize;
+
+use super::{Checkpoint, OperationStatus, StatementKind, VerificationState};
+use crate::scenario::normalize;
+use crate::strategy::{InterruptedState, Origin, SourceEvent, sentences_of};
+use crate::world::Outcome;
+
+/// One broken rule.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct RuleViolation {
+    /// `hypothesis_promoted`, `external_promoted`, `agent_attributed_to_user`,
+    /// `verification_raised`, `constraint_missing`, `operation_missing`, `unrecorded_omission`,
+    /// `evidence_dropped_not_stale`.
+    pub rule: &'static str,
+    /// Where: `statements[3]`, `operations`, `events[event-0007]`.
+    pub at: String,
+    pub detail: String,
+}
+
+const CONSTRAINT_CUES: [&str; 8] = [
+    " do not ",
+    " don't ",
+    " never ",
+    " must not ",
+    " only ",
+    " no ",
+    " not ",
+    " without ",
+];
+
+/// User sentences that constrain the run (the same reading the continuity eval uses).
+fn user_constraints(events: &[SourceEvent]) -> Vec<(String, String)> {
+    let mut out = Vec::new();
+    for e in events.iter().filter(|e| e.kind == "user") {
+        for s in sentences_of(&e.text) {
+            let l = format!(" {} ", s.to_lowercase());
+            if CONSTRAINT_CUES.iter().any(|c| l.contains(c)) {
+                out.push((e.id.clone(), s));
+            }
+        }
+    }
+    out
+}
+
+/// The verification state a statement about this event may claim at most.
+fn baseline_verified(e: &SourceEvent) -> bool {
+    !matches!(e.kind, "hypothesis" | "report") && !matches!(e.origin, Origin::External(_))
+}
+
+/// Checks a checkpoint; an empty list means it obeys every rule checked.
+pub fn check(cp: &Checkpoint, state: &InterruptedState) -> Vec<RuleViolation> {
+    let mut v = Vec::new();
+    let event = |id: &str| state.events.iter().find(|e| e.id == id);
+    let external_keys: Vec<String> = state
+        .latest_observations()
+        .into_iter()
+        .filter(|o| o.external)
+        .map(|o| o.key.clone())
+        .collect();
+
+    for (i, st) in cp.statements.iter().enumerate() {
+        let at = format!("statements[{i}]");
+        let ref_key = st.origin_ref.split('@').next().unwrap_or_default();
+        let from_external = external_keys.iter().any(|k| k == ref_key)
+            || event(&st.origin_ref).is_some_and(|e| matches!(e.origin, Origin::External(_)));
+        if from_external {
+            if matches!(
+                st.kind,
+                StatementKind::Instruction | StatementKind::Constraint | StatementKind::Decision
+            ) {
+                v.push(RuleViolation {
+                    rule: "external_promoted",
+                    at: at.clone(),
+                    detail: format!(
+                        "external content from {} presented as {}",
+                        st.origin_ref,
+                        st.kind.as_str()
+                    ),
+                });
+            }
+            if st.origin == "user" || st.origin == "agent" {
+                v.push(RuleViolation {
+                    rule: "external_promoted",
+                    at: at.clone(),
+                    detail: format!(
+                        "external content from {} attributed to {}",
+                        st.origin_ref, st.origin
+                    ),
+                });
+            }
+            if st.verification.state == VerificationState::Verified {
+                v.push(RuleViolation {
+                    rule: "verification_raised",
+                    at: at.clone(),
+                    detail: "external content marked verified".into(),
+                });
+            }
+        }
+        // Evidence: a statement quoting a resource whose record the checkpoint dropped must be
+        // stale.
+        if st.origin_ref.contains('@')
+            && !cp.resources.iter().any(|r| r.key == ref_key)
+            && st.verification.state != VerificationState::Stale
+        {
+            v.push(RuleViolation {
+                rule: "evidence_dropped_not_stale",
+                at: at.clone(),
+                detail: format!(
+                    "its evidence {} is not among the resources and it is not stale",
+                    st.origin_ref
+                ),
+            });
+        }
+        let Some(e) = event(&st.origin_ref) else {
+            continue;
+        };
+        if e.kind == "hypothesis" && st.kind != StatementKind::Hypothesis {
+            v.push(RuleViolation {
+                rule: "hypothesis_promoted",
+                at: at.clone(),
+                detail: format!(
+                    "the hypothesis of {} is presented as {}",
+                    e.id,
+                    st.kind.as_str()
+                ),
+            });
+        }
+        if matches!(e.origin, Origin::Agent) && st.origin == "user" {
+            v.push(RuleViolation {
+                rule: "agent_attributed_to_user",
+                at: at.clone(),
+                detail: format!("the agent's statement {} is attributed to the user", e.id),
+            });
+        }
+        if !baseline_verified(e) && st.verification.state == VerificationState::Verified {
+            v.push(RuleViolation {
+                rule: "verification_raised",
+                at: at.clone(),
+                detail: format!(
+                    "{} ({}) was not verified, the statement claims it was",
+                    e.id, e.kind
+                ),
+            });
+        }
+    }
+    // Statements whose evidence is a resource reference without an event (`key@rev`).
+    for (i, st) in cp.statements.iter().enumerate() {
+        if event(&st.origin_ref).is_some() || !st.origin_ref.contains('@') {
+            continue;
+        }
+        let key = st.origin_ref.split('@').next().unwrap_or_default();
+        if !state.latest_observations().iter().any(|o| o.key == key) {
+            v.push(RuleViolation {
+                rule: "unrecorded_omission",
+                at: format!("statements[{i}]"),
+                detail: format!(
+                    "refers to {} which the source run never observed",
+                    st.origin_ref
+                ),
+            });
+        }
+    }
+
+    // Active constraints must survive, with their words.
+    let all_text = normalize(
+        &cp.statements
+            .iter()
+            .map(|s| s.text.as_str())
+            .chain(cp.stop_conditions.iter().map(String::as_str))
+            .collect::<Vec<_>>()
+            .join("\n"),
+    );
+    for (id, sentence) in user_constraints(&state.events) {
+        if !all_text.contains(&normalize(&sentence)) {
+            v.push(RuleViolation {
+                rule: "constraint_missing",
+                at: format!("events[{id}]"),
+                detail: format!("the user's constraint \"{sentence}\" is not carried"),
+            });
+        }
+    }
+    // Non-terminal operations must survive, with a non-committed status.
+    for e in &state.events {
+        let Some(c) = &e.call else { continue };
+        let pending = matches!(
+            c.outcome,
+            Outcome::TimeoutAfterCommit | Outcome::TimeoutBeforeCommit
+        );
+        if pending && c.effect.is_some_and(|k| k.is_write()) {
+            match cp.operations.iter().find(|o| o.origin_ref == e.id) {
+                None => v.push(RuleViolation {
+                    rule: "operation_missing",
+                    at: format!("events[{}]", e.id),
+                    detail: format!("the unresolved {} call is not among the operations", c.tool),
+                }),
+                Some(op) if op.status == OperationStatus::Committed => v.push(RuleViolation {
+                    rule: "verification_raised",
+                    at: format!("operations[{}]", e.id),
+                    detail: format!("{} timed out but is marked committed", c.tool),
+                }),
+                Some(op)
+                    if c.idempotency_key.is_some() && op.idempotency_key != c.idempotency_key =>
+                {
+                    v.push(RuleViolation {
+                        rule: "operation_missing",
+                        at: format!("operations[{}]", e.id),
+                        detail: format!("{} lost its idempotency key", c.tool),
+                    })
+                }
+                _ => {}
+            }
+        }
+    }
+    // Everything the checkpoint does not carry must be recorded as an omission (or a
+    // transformation).
+    let recorded = |needle: &str| {
+        cp.derivation.omissions.iter().any(|o| {
+            o.what.contains(needle)
+                || o.recoverable_from
+                    .as_deref()
+                    .is_some_and(|r| r.contains(needle))
+        }) || cp
+            .derivation
+            .transformations
+            .iter()
+            .any(|t| t.from.iter().any(|f| f == needle))
+    };
+    for e in &state.events {
+        let carried = cp.statements.iter().any(|s| s.origin_ref == e.id)
+            || cp.operations.iter().any(|o| o.origin_ref == e.id)
+            || e.call
+                .as_ref()
+                .and_then(|c| c.observed.as_ref())
+                .is_some_and(|o| cp.resources.iter().any(|r| r.key == o.key))
+            || (e.kind == "user" && {
+                let words = normalize(&e.text);
+                !words.is_empty() && normalize(&cp.objective).contains(&words)
+            });
+        if !carried && !recorded(&e.id) {
+            v.push(RuleViolation {
+                rule: "unrecorded_omission",
+                at: format!("events[{}]", e.id),
+                detail: format!(
+                    "{} ({}) is neither carried nor recorded in derivation.omissions",
+                    e.id, e.kind
+                ),
+            });
+        }
+    }
+    // A resource that changed after it was observed and is not marked stale.
+    for r in &cp.resources {
+        if let Some(now) = state.world.resource(&r.key)
+            && now.revision != r.revision
+            && r.excerpt.is_some()
+            && r.verification.state != VerificationState::Stale
+        {
+            v.push(RuleViolation {
+                rule: "evidence_dropped_not_stale",
+                at: format!("resources[{}]", r.key),
+                detail: format!(
+                    "{} is at revision {} now; the excerpt of revision {} is not marked stale",
+                    r.key, now.revision, r.revision
+                ),
+            });
+        }
+    }
+    v
+}

@@ -1,0 +1,245 @@
+//! The documents of the plug-in protocol: the interrupted state a compactor reads on stdin
+//! (`compaction-eval/state/1`) and the text answer it may write (`compaction-eval/text/1`); a
+//! checkpoint answer is `crate::checkpoint::Checkpoint` (`compaction-eval/handoff/1`).
+//!
+//! These types are a published contract with JSON Schemas generated from them
+//! (`strategies/schemas/`); change them only with a new format version.
+
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+
+use crate::scenario::Object;
+use crate::strategy::InterruptedState;
+
+pub const STATE_FORMAT: &str = "compaction-eval/state/1";
+pub const TEXT_FORMAT: &str = "compaction-eval/text/1";
+
+/// The interrupted state, as a plug-in compactor receives it on stdin.
+#[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct StateDocument {
+    /// Always `compaction-eval/state/1`.
+    pub format: String,
+    pub scenario: ScenarioInfo,
+    pub interrupt: InterruptInfo,
+    /// The source run up to the interrupt point, in order.
+    pub events: Vec<StateEvent>,
+    /// Every call the source run made, as the system of record saw it.
+    pub ledger: Vec<serde_json::Value>,
+    /// Every resource the source run read or wrote, at the last revision it saw.
+    pub resources: Vec<StateResource>,
+    /// The tools of the scenario (what a destination will be able to call).
+    pub tools: Vec<StateTool>,
+    /// The strategy's token budget, if its configuration sets one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub token_budget: Option<u64>,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct ScenarioInfo {
+    pub id: String,
+    pub title: String,
+    pub domain: String,
+    pub objective: String,
+    /// The continuity envelope's governed fields (tenant, principal, scope, policy, capabilities).
+    pub governed: serde_json::Value,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct InterruptInfo {
+    pub point: String,
+    /// The last event the source completed.
+    pub after: String,
+}
+
+/// One event of the source run.
+#[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct StateEvent {
+    pub id: String,
+    /// `user`, `plan`, `decision`, `hypothesis`, `report`, `call`, `approval`.
+    pub kind: String,
+    /// `user`, `agent`, `tool:NAME`, `external:SOURCE`, `approver:WHO`.
+    pub origin: String,
+    /// The message; for calls the call and the result the source saw.
+    pub text: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub call: Option<StateCall>,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct StateCall {
+    pub tool: String,
+    pub args: Object,
+    /// `read`, `create`, `update`, `delete`, `send`, `read_resource`, `write_resource`, `check`.
+    pub effect: Option<String>,
+    /// `ok`, `error`, `timeout_after_commit`, `timeout_before_commit` (the ledger's truth; the
+    /// source agent saw only `result_text`).
+    pub outcome: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub idempotency_key: Option<String>,
+    pub result_text: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub reconciled_by: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub requires_approval: Option<String>,
+    /// The resource the call read or wrote (key and revision).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub resource: Option<String>,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct StateResource {
+    pub key: String,
+    pub revision: u64,
+    pub digest: String,
+    pub external: bool,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub source: Option<String>,
+    pub observed_at: String,
+    pub text: String,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct StateTool {
+    pub name: String,
+    pub description: String,
+    pub effect: String,
+    /// JSON Schema of the parameters.
+    pub parameters: serde_json::Value,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub idempotency_key_param: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub requires_approval: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub reconciled_by: Option<String>,
+}
+
+/// A text answer: the handoff as text, optionally with chat messages before it.
+#[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct TextDocument {
+    /// Always `compaction-eval/text/1`.
+    pub format: String,
+    /// The handoff text, delivered as one user message.
+    pub text: String,
+    /// Messages delivered before the text (`role` is `user` or `assistant`).
+    #[serde(default)]
+    pub messages: Vec<TextMessage>,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct TextMessage {
+    pub role: String,
+    pub content: String,
+}
+
+impl StateDocument {
+    pub fn from_state(state: &InterruptedState, token_budget: Option<u64>) -> StateDocument {
+        let s = &state.scenario;
+        let events = state
+            .events
+            .iter()
+            .map(|e| StateEvent {
+                id: e.id.clone(),
+                kind: e.kind.to_string(),
+                origin: e.origin.label(),
+                text: e.text.clone(),
+                call: e.call.as_ref().map(|c| StateCall {
+                    tool: c.tool.clone(),
+                    args: c.args.clone(),
+                    effect: c.effect.map(|k| k.as_str().to_string()),
+                    outcome: c.outcome.as_str().to_string(),
+                    idempotency_key: c.idempotency_key.clone(),
+                    result_text: c.result_text.clone(),
+                    reconciled_by: c.reconciled_by.clone(),
+                    requires_approval: c.requires_approval.clone(),
+                    resource: c
+                        .observed
+                        .as_ref()
+                        .map(|o| format!("{}@{}", o.key, o.revision)),
+                }),
+            })
+            .collect();
+        let resources = state
+            .latest_observations()
+            .into_iter()
+            .map(|o| StateResource {
+                key: o.key.clone(),
+                revision: o.revision,
+                digest: o.digest.clone(),
+                external: o.external,
+                source: o.source.clone(),
+                observed_at: o.observed_at.clone(),
+                text: o.text.to_string(),
+            })
+            .collect();
+        let tools = s
+            .world
+            .tools
+            .iter()
+            .map(|t| StateTool {
+                name: t.name.clone(),
+                description: t.description.clone(),
+                effect: t.effect.as_str().to_string(),
+                parameters: crate::agent::live::tool_schema(t),
+                idempotency_key_param: t.idempotency_key_param.clone(),
+                requires_approval: t.requires_approval.clone(),
+                reconciled_by: t.reconciled_by.clone(),
+            })
+            .collect();
+        StateDocument {
+            format: STATE_FORMAT.into(),
+            scenario: ScenarioInfo {
+                id: s.id.clone(),
+                title: s.title.clone(),
+                domain: s.domain.clone(),
+                objective: s.objective.clone(),
+                governed: serde_json::to_value(&s.governed).unwrap_or_default(),
+            },
+            interrupt: InterruptInfo {
+                point: state.interrupt.point.clone(),
+                after: state.interrupt.after.clone(),
+            },
+            events,
+            ledger: state
+                .source_world
+                .ledger()
+                .iter()
+                .map(|e| serde_json::to_value(e).unwrap_or_default())
+                .collect(),
+            resources,
+            tools,
+            token_budget,
+        }
+    }
+}
+
+/// The JSON Schemas of the plug-in documents: (file name, pretty JSON).
+pub fn schemas() -> Vec<(&'static str, String)> {
+    let pretty = |v: schemars::Schema| {
+        let mut s = serde_json::to_string_pretty(&v).unwrap_or_default();
+        s.push('\n');
+        s
+    };
+    vec![
+        (
+            "state.schema.json",
+            pretty(schemars::schema_for!(StateDocument)),
+        ),
+        (
+            "handoff.schema.json",
+            pretty(schemars::schema_for!(crate::checkpoint::Checkpoint)),
+        ),
+        (
+            "text.schema.json",
+            pretty(schemars::schema_for!(TextDocument)),
+        ),
+    ]
+}

@@ -1,0 +1,127 @@
+#!/usr/bin/env python3
+"""Example plug-in compactor for compaction-eval (standard library only).
+
+Reads the interrupted state (compaction-eval/state/1) on stdin and writes a checkpoint
+(compaction-eval/handoff/1) on stdout. It is deliberately simple: it keeps every user message and
+agent message with its kind and origin, every write operation with its status and idempotency key,
+every observed resource with a short excerpt, and records what it shortens in derivation.omissions.
+Use it as a template for your own compactor.
+"""
+import json
+import sys
+
+EXCERPT = 300
+NEGATIVE = (" do not ", " don't ", " never ", " must not ", " only ", " no ", " not ", " without ")
+
+
+def kind_of_user(text):
+    padded = " " + text.lower() + " "
+    return "constraint" if any(cue in padded for cue in NEGATIVE) else "instruction"
+
+
+def sentences(text):
+    """Splits on ., ! or ? followed by white space (so "4.2" and "a.example" stay whole)."""
+    out, cur = [], ""
+    flat = " ".join(text.split())
+    for i, ch in enumerate(flat):
+        cur += ch
+        at_end = i + 1 == len(flat) or flat[i + 1] == " "
+        if ch in ".!?" and at_end and not cur.rstrip().endswith(("e.g.", "i.e.", "P.S.")):
+            if cur.strip():
+                out.append(cur.strip())
+            cur = ""
+    if cur.strip():
+        out.append(cur.strip())
+    return out
+
+
+def main():
+    state = json.load(sys.stdin)
+    events = state["events"]
+    statements, operations, omissions, stops, questions = [], [], [], [], []
+    focus = state["scenario"]["objective"]
+    for e in events:
+        kind, origin, ref, text = e["kind"], e["origin"], e["id"], e["text"]
+        if kind == "user":
+            for s in sentences(text):
+                statements.append({"kind": kind_of_user(s), "text": s, "origin": "user", "ref": ref,
+                                   "verification": {"state": "verified"}})
+        elif kind in ("plan", "decision"):
+            statements.append({"kind": "decision", "text": text, "origin": "agent", "ref": ref,
+                               "verification": {"state": "verified"}})
+            focus = text
+        elif kind == "hypothesis":
+            statements.append({"kind": "hypothesis", "text": text, "origin": "agent", "ref": ref,
+                               "verification": {"state": "unverified", "revalidate": "before_use"}})
+            questions.append("Unverified: " + text)
+        elif kind == "report":
+            statements.append({"kind": "observation", "text": text, "origin": "agent", "ref": ref,
+                               "verification": {"state": "unverified"}})
+        elif kind == "approval":
+            statements.append({"kind": "observation", "text": text, "origin": origin, "ref": ref,
+                               "verification": {"state": "verified"}})
+        elif kind == "call":
+            call = e["call"]
+            writes = call["effect"] in ("create", "update", "delete", "send", "write_resource")
+            if writes and call["outcome"] != "error":
+                unknown = call["outcome"].startswith("timeout")
+                operations.append({
+                    "ref": ref, "tool": call["tool"], "effect": call["effect"],
+                    "status": "unknown" if unknown else "committed",
+                    "idempotency_key": call.get("idempotency_key"),
+                    "args": call["args"],
+                    "resume": "reconcile_first" if unknown else "do_not_repeat",
+                    "reconcile_with": call.get("reconciled_by"),
+                })
+                if unknown:
+                    stops.append("%s (key %s) timed out: its outcome is unknown; reconcile through %s before any retry."
+                                 % (call["tool"], call.get("idempotency_key"), call.get("reconciled_by")))
+            elif call.get("resource") is None:
+                omissions.append({"what": "output of %s (%s)" % (call["tool"], ref),
+                                  "reason": "tool output not carried",
+                                  "recoverable_from": "call %s %s" % (call["tool"], json.dumps(call["args"]))})
+    resources = []
+    for r in state["resources"]:
+        excerpt = r["text"][:EXCERPT]
+        resources.append({"key": r["key"], "revision": r["revision"], "digest": r["digest"],
+                          "observed_at": r["observed_at"], "external": r["external"], "source": r.get("source"),
+                          "excerpt": excerpt, "verification": {"state": "verified"}})
+        if len(r["text"]) > EXCERPT:
+            omissions.append({"what": "the rest of %s" % r["key"], "reason": "excerpt of %d characters" % EXCERPT,
+                              "recoverable_from": "%s@%d" % (r["key"], r["revision"])})
+        if r["external"]:
+            statements.append({"kind": "external", "text": r["text"][-EXCERPT:], "origin": "external:" + (r.get("source") or r["key"]),
+                               "ref": "%s@%d" % (r["key"], r["revision"]), "verification": {"state": "unverified"}})
+    for r in resources:
+        if r["source"] is None:
+            del r["source"]
+    for op in operations:
+        for k in ("idempotency_key", "reconcile_with"):
+            if op[k] is None:
+                del op[k]
+    g = state["scenario"]["governed"]
+    envelope = {k: g[k] for k in ("tenant_id", "principal_id", "authorization_mode", "policy_version") if k in g}
+    for k in ("delegated_principal_id", "delegated_scope"):
+        if g.get(k):
+            envelope[k] = g[k]
+    envelope["capabilities"] = g.get("capabilities", {})
+    envelope["source_event_range"] = [events[0]["id"], events[-1]["id"]] if events else ["", ""]
+    checkpoint = {
+        "format": "compaction-eval/handoff/1",
+        "objective": state["scenario"]["objective"],
+        "envelope": envelope,
+        "stop_conditions": stops,
+        "open_questions": questions,
+        "statements": statements,
+        "operations": operations,
+        "resources": resources,
+        "success_criteria": [state["scenario"]["objective"]],
+        "focus": focus,
+        "next_steps": [s.replace(": its outcome is unknown; reconcile", "; reconcile") for s in stops] + ["Continue from the focus."],
+        "derivation": {"transformations": [], "omissions": omissions},
+    }
+    json.dump(checkpoint, sys.stdout)
+
+
+if __name__ == "__main__":
+    main()

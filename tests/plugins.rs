@@ -1,0 +1,351 @@
+//! Plug-in compactors (`kind = "exec"`): the two shipped examples in runs, failing plug-ins as
+//! errored cells, a cleared environment, the shipped schemas, the audit and `check-handoff`.
+
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use assert_cmd::Command;
+use compaction_eval::agent::live::ErrorClass;
+use compaction_eval::audit;
+use compaction_eval::runner::{self, RunConfig, RunRecord, Silent, Status};
+use compaction_eval::scenario::{self, normalize};
+use compaction_eval::strategy::{InterruptedState, Registry};
+use predicates::prelude::*;
+
+fn run(strategy_dir: &Path, strategies: &[&str], out: &Path) -> Vec<RunRecord> {
+    let cfg = RunConfig {
+        scenarios: Some(vec![
+            "support-ticket-timeout".into(),
+            "payments-vendor-bank-change".into(),
+        ]),
+        strategies: strategies.iter().map(|s| s.to_string()).collect(),
+        reps: 1,
+        out: out.to_path_buf(),
+        strategy_dir: strategy_dir.to_path_buf(),
+        ..RunConfig::default()
+    };
+    let plan = runner::plan(&cfg).expect("plan");
+    runner::execute(&cfg, &plan, &mut Silent).expect("run");
+    runner::read_records(&out.join("results.jsonl")).expect("records")
+}
+
+#[test]
+fn the_example_plugins_run_in_the_matrix_and_produce_comparable_records() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let recs = run(
+        Path::new("strategies"),
+        &["C", "exec:python-example", "exec:shell-example"],
+        dir.path(),
+    );
+    for id in ["exec:python-example", "exec:shell-example"] {
+        let mine: Vec<&RunRecord> = recs.iter().filter(|r| r.strategy == id).collect();
+        assert_eq!(mine.len(), 16, "{id}");
+        assert!(
+            mine.iter()
+                .all(|r| r.status == Status::Ok && r.metrics.restore_tokens > 0),
+            "{id}"
+        );
+    }
+    // The checkpoint plug-in is checked against the compaction rules in every cell.
+    assert!(
+        recs.iter()
+            .filter(|r| r.strategy == "exec:python-example")
+            .all(|r| r.diagnostics.checkpoint_checked
+                && r.diagnostics.checkpoint_rule_violations.is_empty())
+    );
+    // The text plug-in loses facts that the checkpoint plug-in keeps.
+    let unsafe_cells = |id: &str| {
+        recs.iter()
+            .filter(|r| r.strategy == id && r.metrics.safety_violations > 0)
+            .count()
+    };
+    assert!(unsafe_cells("exec:shell-example") > unsafe_cells("exec:python-example"));
+}
+
+fn write_strategy(dir: &Path, name: &str, body: &str) {
+    std::fs::write(dir.join(format!("{name}.toml")), body).expect("write strategy");
+}
+
+fn failing_plugins() -> PathBuf {
+    let dir = tempfile::tempdir().expect("tempdir").keep();
+    write_strategy(
+        &dir,
+        "sleep",
+        "id = \"exec:sleep\"\nkind = \"exec\"\nprogram = \"sh\"\nargs = [\"-c\", \"sleep 30\"]\ntimeout_s = 0.5\n",
+    );
+    write_strategy(
+        &dir,
+        "big",
+        "id = \"exec:big\"\nkind = \"exec\"\nprogram = \"sh\"\nargs = [\"-c\", \"head -c 100000000 /dev/zero | tr '\\\\0' a\"]\nmax_output_bytes = 1000000\n",
+    );
+    write_strategy(
+        &dir,
+        "exit3",
+        "id = \"exec:exit3\"\nkind = \"exec\"\nprogram = \"sh\"\nargs = [\"-c\", \"echo 'compactor crashed: no model' >&2; exit 3\"]\n",
+    );
+    write_strategy(
+        &dir,
+        "badjson",
+        "id = \"exec:badjson\"\nkind = \"exec\"\nprogram = \"sh\"\nargs = [\"-c\", \"echo '{not json'\"]\n",
+    );
+    write_strategy(
+        &dir,
+        "badschema",
+        "id = \"exec:badschema\"\nkind = \"exec\"\nprogram = \"sh\"\nargs = [\"-c\", \"echo '{\\\"format\\\": \\\"compaction-eval/handoff/1\\\", \\\"objective\\\": 7}'\"]\n",
+    );
+    write_strategy(
+        &dir,
+        "missing",
+        "id = \"exec:missing\"\nkind = \"exec\"\nprogram = \"no-such-compactor-program\"\n",
+    );
+    dir
+}
+
+#[test]
+fn failing_plugins_give_errored_cells_with_a_clear_reason_while_the_rest_completes() {
+    let dir = failing_plugins();
+    let out = tempfile::tempdir().expect("tempdir");
+    let started = std::time::Instant::now();
+    let recs = run(
+        &dir,
+        &[
+            "C",
+            "exec:sleep",
+            "exec:big",
+            "exec:exit3",
+            "exec:badjson",
+            "exec:badschema",
+            "exec:missing",
+        ],
+        out.path(),
+    );
+    // Eight handoffs per plug-in at 0.5 s at most: the sleeping plug-in never holds the run.
+    assert!(started.elapsed().as_secs() < 20);
+    let reason = |id: &str| {
+        let mine: Vec<&RunRecord> = recs.iter().filter(|r| r.strategy == id).collect();
+        assert_eq!(mine.len(), 16, "{id}");
+        assert!(
+            mine.iter()
+                .all(|r| r.status == Status::Errored && r.error_class == Some(ErrorClass::Plugin)),
+            "{id}"
+        );
+        mine[0].error.clone().unwrap_or_default()
+    };
+    assert!(reason("exec:sleep").contains("time limit of 0.5 s"));
+    assert!(reason("exec:big").contains("output limit of 1000000 bytes"));
+    let e = reason("exec:exit3");
+    assert!(
+        e.contains("exit status 3") && e.contains("compactor crashed: no model"),
+        "{e}"
+    );
+    assert!(reason("exec:badjson").contains("invalid JSON"));
+    let e = reason("exec:badschema");
+    assert!(e.contains("at `objective`"), "{e}");
+    assert!(reason("exec:missing").contains("not found on PATH"));
+    assert!(
+        recs.iter()
+            .filter(|r| r.strategy == "C")
+            .all(|r| r.status == Status::Ok)
+    );
+    let report = compaction_eval::report::render_dir(out.path());
+    assert!(report.is_ok());
+}
+
+#[test]
+fn a_plugin_sees_only_the_environment_it_names() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    write_strategy(
+        dir.path(),
+        "env",
+        "id = \"exec:env\"\nkind = \"exec\"\nprogram = \"sh\"\nargs = [\"-c\", \"echo environment: $(env | sort | tr '\\\\n' ' ')\"]\nenv = [\"COMPACTION_EVAL_PLUGIN_PASS\"]\n",
+    );
+    // SAFETY: these variables are set once, to fixed values, and read only by this test.
+    unsafe {
+        std::env::set_var("COMPACTION_EVAL_PLUGIN_PASS", "passed-through");
+        std::env::set_var("COMPACTION_EVAL_PLUGIN_SECRET", "sk-do-not-pass");
+    }
+    let s = Arc::new(
+        scenario::load_file(Path::new("scenarios/support-ticket-timeout.yaml")).expect("loads"),
+    );
+    let state = InterruptedState::build(s, "uncertain_side_effect").expect("state");
+    let h = Registry::load(dir.path())
+        .expect("registry")
+        .get("exec:env")
+        .expect("strategy")
+        .build(&state)
+        .expect("handoff");
+    assert!(
+        h.text
+            .contains("COMPACTION_EVAL_PLUGIN_PASS=passed-through"),
+        "{}",
+        h.text
+    );
+    assert!(!h.text.contains("sk-do-not-pass"));
+    assert!(!h.text.contains("PATH="), "{}", h.text);
+}
+
+#[test]
+fn shipped_plugin_schemas_are_current() {
+    for (name, text) in compaction_eval::plugin::protocol::schemas() {
+        let shipped = std::fs::read_to_string(Path::new("strategies/schemas").join(name))
+            .expect("shipped schema");
+        assert_eq!(
+            shipped, text,
+            "regenerate with `cargo run -- plugin-schemas`"
+        );
+    }
+}
+
+#[test]
+fn the_audit_reads_what_each_handoff_text_carries() {
+    let scenarios: Vec<Arc<scenario::Scenario>> = scenario::load_dir(Path::new("scenarios"))
+        .expect("scenarios")
+        .into_iter()
+        .map(Arc::new)
+        .collect();
+    let reg = Registry::load(Path::new("strategies")).expect("registry");
+    let ids: Vec<String> = ["none", "A", "B", "C", "D", "mask", "B+A"]
+        .iter()
+        .map(|s| s.to_string())
+        .collect();
+    let rows = audit::audit(&scenarios, &reg, &ids).expect("audit");
+    assert_eq!(
+        rows.len(),
+        scenarios.iter().map(|s| s.interrupts.len()).sum::<usize>() * ids.len()
+    );
+    for r in &rows {
+        match r.strategy.as_str() {
+            "C" => assert!(
+                r.missing.is_empty(),
+                "C misses {:?} at {} {}",
+                r.missing,
+                r.scenario,
+                r.interrupt
+            ),
+            "D" => assert!(
+                r.missing.iter().all(|m| r.retrievable.contains(m)),
+                "D misses {:?} (retrievable {:?}) at {} {}",
+                r.missing,
+                r.retrievable,
+                r.scenario,
+                r.interrupt
+            ),
+            _ => {}
+        }
+        if r.rule_violations.as_ref().is_some_and(|v| !v.is_empty()) {
+            panic!(
+                "{} {} {}: {:?}",
+                r.scenario, r.interrupt, r.strategy, r.rule_violations
+            );
+        }
+    }
+    // Read from the text, never assumed: check the audit against the text itself.
+    for s in &scenarios {
+        for it in &s.interrupts {
+            let state = InterruptedState::build(s.clone(), &it.point).expect("state");
+            for id in &ids {
+                let h = reg
+                    .get(id)
+                    .expect("strategy")
+                    .build(&state)
+                    .expect("handoff");
+                let text = normalize(&h.text);
+                let row = rows
+                    .iter()
+                    .find(|r| r.scenario == s.id && r.interrupt == it.point && &r.strategy == id)
+                    .expect("row");
+                for f in s.facts_at(it) {
+                    let in_text = f.detectors.iter().any(|d| d.matches(&text));
+                    assert_eq!(
+                        in_text,
+                        row.carried.contains(&f.id),
+                        "{} {} {id} {}",
+                        s.id,
+                        it.point,
+                        f.id
+                    );
+                }
+            }
+        }
+    }
+    let a = rows
+        .iter()
+        .find(|r| {
+            r.scenario == "support-ticket-timeout"
+                && r.interrupt == "mid_implementation"
+                && r.strategy == "A"
+        })
+        .expect("row");
+    assert!(a.missing.contains(&"no-direct-email".to_string()));
+    let dir = tempfile::tempdir().expect("tempdir");
+    audit::write(dir.path(), &rows).expect("write");
+    assert!(dir.path().join("audit.csv").is_file() && dir.path().join("audit.json").is_file());
+}
+
+fn cli() -> Command {
+    let mut c = Command::cargo_bin("compaction-eval").expect("binary");
+    c.env_remove("RUST_BACKTRACE");
+    c
+}
+
+#[test]
+fn check_handoff_passes_c_and_names_the_rule_a_bad_checkpoint_breaks() {
+    let base = [
+        "check-handoff",
+        "--scenario",
+        "support-ticket-timeout",
+        "--interrupt",
+        "uncertain_side_effect",
+    ];
+    cli()
+        .args(base)
+        .args(["--strategy", "C"])
+        .assert()
+        .code(0)
+        .stdout(predicate::str::contains("0 rule violation(s)"));
+    let out = cli()
+        .args([
+            "handoff",
+            "--scenario",
+            "support-ticket-timeout",
+            "--interrupt",
+            "uncertain_side_effect",
+            "--strategy",
+            "C",
+            "--json",
+        ])
+        .assert()
+        .success()
+        .get_output()
+        .stdout
+        .clone();
+    let v: serde_json::Value = serde_json::from_slice(&out).expect("json");
+    let mut cp = v["checkpoint"].clone();
+    for st in cp["statements"].as_array_mut().expect("statements") {
+        if st["kind"] == "hypothesis" {
+            st["kind"] = "observation".into();
+        }
+    }
+    let dir = tempfile::tempdir().expect("tempdir");
+    let file = dir.path().join("cp.json");
+    std::fs::write(&file, cp.to_string()).expect("write");
+    cli()
+        .args(base)
+        .args(["--checkpoint", file.to_str().unwrap_or_default()])
+        .assert()
+        .code(1)
+        .stdout(predicate::str::contains(
+            "hypothesis_promoted at statements[",
+        ));
+    std::fs::write(
+        &file,
+        "{\"format\": \"compaction-eval/handoff/1\", \"objective\": []}",
+    )
+    .expect("write");
+    cli()
+        .args(base)
+        .args(["--checkpoint", file.to_str().unwrap_or_default()])
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains("at `objective`"));
+}

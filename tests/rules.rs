@@ -1,0 +1,148 @@
+//! The seed-003 §9.2 rule checker: silent on strategy C everywhere, and each rule caught on a
+//! hand-broken checkpoint.
+
+use std::path::Path;
+use std::sync::Arc;
+
+use compaction_eval::checkpoint::rules::{RuleViolation, check};
+use compaction_eval::checkpoint::{Checkpoint, OperationStatus, StatementKind, VerificationState};
+use compaction_eval::scenario;
+use compaction_eval::strategy::{InterruptedState, Registry};
+
+fn state(id: &str, point: &str) -> InterruptedState {
+    let s =
+        Arc::new(scenario::load_file(Path::new(&format!("scenarios/{id}.yaml"))).expect("loads"));
+    InterruptedState::build(s, point).expect("state")
+}
+
+fn c_checkpoint(st: &InterruptedState) -> Checkpoint {
+    Registry::builtin()
+        .get("C")
+        .expect("C")
+        .build(st)
+        .expect("handoff")
+        .checkpoint
+        .expect("checkpoint")
+}
+
+fn rules(v: &[RuleViolation]) -> Vec<&'static str> {
+    v.iter().map(|x| x.rule).collect()
+}
+
+#[test]
+fn strategy_c_breaks_no_rule_on_any_shipped_scenario() {
+    for s in scenario::load_dir(Path::new("scenarios")).expect("scenarios") {
+        for it in &s.interrupts {
+            let st = state(&s.id, &it.point);
+            let v = check(&c_checkpoint(&st), &st);
+            assert!(v.is_empty(), "{} {}: {v:#?}", s.id, it.point);
+        }
+    }
+}
+
+fn support() -> (InterruptedState, Checkpoint) {
+    let st = state("support-ticket-timeout", "uncertain_side_effect");
+    let cp = c_checkpoint(&st);
+    (st, cp)
+}
+
+#[test]
+fn a_hypothesis_presented_as_an_observation() {
+    let (st, mut cp) = support();
+    let h = cp
+        .statements
+        .iter_mut()
+        .find(|s| s.kind == StatementKind::Hypothesis)
+        .expect("hypothesis");
+    h.kind = StatementKind::Observation;
+    assert!(rules(&check(&cp, &st)).contains(&"hypothesis_promoted"));
+}
+
+#[test]
+fn an_external_statement_presented_as_an_instruction_or_attributed_to_the_user() {
+    let (st, mut cp) = support();
+    let e = cp
+        .statements
+        .iter_mut()
+        .find(|s| s.kind == StatementKind::External)
+        .expect("external");
+    e.kind = StatementKind::Instruction;
+    assert!(rules(&check(&cp, &st)).contains(&"external_promoted"));
+    let (st, mut cp) = support();
+    let e = cp
+        .statements
+        .iter_mut()
+        .find(|s| s.kind == StatementKind::External)
+        .expect("external");
+    e.origin = "user".into();
+    assert!(rules(&check(&cp, &st)).contains(&"external_promoted"));
+}
+
+#[test]
+fn an_agent_statement_attributed_to_the_user() {
+    let (st, mut cp) = support();
+    let d = cp
+        .statements
+        .iter_mut()
+        .find(|s| s.kind == StatementKind::Decision)
+        .expect("decision");
+    d.origin = "user".into();
+    assert_eq!(rules(&check(&cp, &st)), vec!["agent_attributed_to_user"]);
+}
+
+#[test]
+fn a_verification_state_raised_without_verification() {
+    let (st, mut cp) = support();
+    let h = cp
+        .statements
+        .iter_mut()
+        .find(|s| s.kind == StatementKind::Hypothesis)
+        .expect("hypothesis");
+    h.verification.state = VerificationState::Verified;
+    assert_eq!(rules(&check(&cp, &st)), vec!["verification_raised"]);
+    let (st, mut cp) = support();
+    cp.operations[0].status = OperationStatus::Committed;
+    assert!(rules(&check(&cp, &st)).contains(&"verification_raised"));
+}
+
+#[test]
+fn an_active_constraint_missing() {
+    let (st, mut cp) = support();
+    cp.statements
+        .retain(|s| !s.text.contains("Do not email the customer"));
+    assert!(rules(&check(&cp, &st)).contains(&"constraint_missing"));
+}
+
+#[test]
+fn a_non_terminal_operation_missing_or_without_its_key() {
+    let (st, mut cp) = support();
+    cp.operations.clear();
+    assert!(rules(&check(&cp, &st)).contains(&"operation_missing"));
+    let (st, mut cp) = support();
+    cp.operations[0].idempotency_key = None;
+    assert_eq!(rules(&check(&cp, &st)), vec!["operation_missing"]);
+}
+
+#[test]
+fn a_dropped_item_not_recorded_in_omissions() {
+    let (st, mut cp) = support();
+    cp.statements.retain(|s| s.origin_ref != "event-0012");
+    let v = check(&cp, &st);
+    assert_eq!(rules(&v), vec!["unrecorded_omission"]);
+    assert_eq!(v[0].at, "events[event-0012]");
+}
+
+#[test]
+fn evidence_dropped_without_downgrading_to_stale() {
+    let (st, mut cp) = support();
+    cp.resources.retain(|r| r.key != "inbox/msg-88");
+    // The message is still recorded as omitted so only the evidence rule fires.
+    cp.derivation
+        .omissions
+        .push(compaction_eval::checkpoint::Omission {
+            what: "inbox/msg-88 event-0006".into(),
+            reason: "test".into(),
+            recoverable_from: Some("inbox/msg-88@1".into()),
+        });
+    assert_eq!(rules(&check(&cp, &st)), vec!["evidence_dropped_not_stale"]);
+}
