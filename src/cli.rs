@@ -192,6 +192,10 @@ pub struct RunArgs {
     #[arg(long)]
     #[serde(default)]
     pub no_cache: bool,
+    /// With --resume: run the errored cells again (their records are replaced).
+    #[arg(long, requires = "resume")]
+    #[serde(default)]
+    pub rerun_errored: bool,
     /// Live models (`[model.NAME]` tables of the configuration file).
     #[arg(skip)]
     #[serde(default)]
@@ -218,6 +222,7 @@ impl RunArgs {
             strategy_dir: self.strategy_dir.or(file.strategy_dir),
             cache_dir: self.cache_dir.or(file.cache_dir),
             no_cache: self.no_cache || file.no_cache,
+            rerun_errored: self.rerun_errored || file.rerun_errored,
             model: file.model,
         }
     }
@@ -568,6 +573,7 @@ fn run_matrix(dir: &Path, a: RunArgs) -> Result<i32, Error> {
         model_defs: a.model,
         cache_dir: a.cache_dir,
         no_cache: a.no_cache,
+        rerun_errored: a.rerun_errored,
     };
     if !(0.0..=10.0).contains(&cfg.attention) {
         return Err(Error::Usage("attention must be between 0 and 10".into()));

@@ -50,6 +50,8 @@ pub struct RunConfig {
     pub cache_dir: Option<PathBuf>,
     /// Bypass the response cache.
     pub no_cache: bool,
+    /// With `resume`: drop the errored records first, so their cells run again.
+    pub rerun_errored: bool,
 }
 
 impl Default for RunConfig {
@@ -75,6 +77,7 @@ impl Default for RunConfig {
             model_defs: BTreeMap::new(),
             cache_dir: None,
             no_cache: false,
+            rerun_errored: false,
         }
     }
 }
@@ -540,6 +543,21 @@ pub fn execute(
 ) -> Result<usize, RunError> {
     std::fs::create_dir_all(&cfg.out).map_err(io(&cfg.out))?;
     let results = cfg.out.join("results.jsonl");
+    if cfg.resume && cfg.rerun_errored && results.exists() {
+        // Rewrite without the errored records (to a temporary file, then rename: a crash here
+        // loses nothing), so those cells count as not done.
+        let kept: Vec<RunRecord> = read_records(&results)?
+            .into_iter()
+            .filter(|r| r.status == Status::Ok)
+            .collect();
+        let tmp = cfg.out.join("results.jsonl.tmp");
+        let text: String = kept
+            .iter()
+            .map(|r| serde_json::to_string(r).unwrap_or_default() + "\n")
+            .collect();
+        std::fs::write(&tmp, text).map_err(io(&tmp))?;
+        std::fs::rename(&tmp, &results).map_err(io(&results))?;
+    }
     let done: BTreeSet<String> = if cfg.resume && results.exists() {
         read_records(&results)?.iter().map(record_key).collect()
     } else {
