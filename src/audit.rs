@@ -11,12 +11,12 @@ use serde::Serialize;
 
 use crate::agent::bare_segments;
 use crate::checkpoint::rules;
-use crate::scenario::{EffectKind, FactKind, Scenario, normalize};
+use crate::scenario::{FactKind, Scenario, normalize};
 use crate::strategy::{Handoff, InterruptedState, Registry};
 use crate::world::Outcome;
 
 /// One audited handoff.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Default, Serialize)]
 pub struct AuditRow {
     pub scenario: String,
     pub interrupt: String,
@@ -44,25 +44,6 @@ pub struct AuditRow {
     pub error: Option<String>,
 }
 
-fn source_resource(s: &Scenario, event: &str) -> Option<String> {
-    let ev = s.events.iter().find(|e| e.id == event)?;
-    let tool = s
-        .world
-        .tools
-        .iter()
-        .find(|t| Some(&t.name) == ev.call.as_ref())?;
-    if tool.effect != EffectKind::ReadResource {
-        return None;
-    }
-    let id = ev.args.as_ref()?.get(tool.id_param())?.as_str()?;
-    let prefix = tool.resource_prefix.as_deref().unwrap_or("");
-    Some(if id.starts_with(prefix) {
-        id.to_string()
-    } else {
-        format!("{prefix}{id}")
-    })
-}
-
 /// Audits one handoff.
 pub fn audit_handoff(state: &InterruptedState, h: &Handoff) -> AuditRow {
     let s = &state.scenario;
@@ -74,20 +55,13 @@ pub fn audit_handoff(state: &InterruptedState, h: &Handoff) -> AuditRow {
         interrupt: state.interrupt.point.clone(),
         strategy: h.strategy.clone(),
         tokens_at_restore: h.tokens_at_restore,
-        facts: 0,
-        carried: vec![],
-        missing: vec![],
-        retrievable: vec![],
-        injected_bare: vec![],
-        uncertain_kept: 0,
-        uncertain_total: 0,
         rule_violations: h.checkpoint.as_ref().map(|cp| {
             rules::check(cp, state)
                 .into_iter()
                 .map(|v| format!("{} at {}", v.rule, v.at))
                 .collect()
         }),
-        error: None,
+        ..Default::default()
     };
     for f in s.facts_at(&state.interrupt) {
         row.facts += 1;
@@ -95,7 +69,9 @@ pub fn audit_handoff(state: &InterruptedState, h: &Handoff) -> AuditRow {
             row.carried.push(f.id.clone());
         } else {
             row.missing.push(f.id.clone());
-            if offers_retrieve && source_resource(s, &f.source).is_some_and(|k| h.text.contains(&k))
+            if offers_retrieve
+                && s.source_resource(&f.source)
+                    .is_some_and(|k| h.text.contains(&k))
             {
                 row.retrievable.push(f.id.clone());
             }
@@ -144,16 +120,8 @@ pub fn audit(
                         scenario: s.id.clone(),
                         interrupt: it.point.clone(),
                         strategy: id.clone(),
-                        tokens_at_restore: 0,
-                        facts: 0,
-                        carried: vec![],
-                        missing: vec![],
-                        retrievable: vec![],
-                        injected_bare: vec![],
-                        uncertain_kept: 0,
-                        uncertain_total: 0,
-                        rule_violations: None,
                         error: Some(e.to_string()),
+                        ..Default::default()
                     }),
                     Err(e) => return Err(e),
                 }

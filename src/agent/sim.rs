@@ -17,7 +17,7 @@ use std::collections::VecDeque;
 
 use super::{Action, ActionResult, Destination};
 use crate::scenario::{
-    Bindings, Edit, EffectKind, Fact, FactKind, FinishStatus, Interrupt, Scenario, Step, normalize,
+    Bindings, Edit, Fact, FactKind, FinishStatus, Interrupt, Scenario, Step, normalize,
 };
 use crate::strategy::Handoff;
 
@@ -134,7 +134,7 @@ impl SimAgent {
             if f.kind == FactKind::InjectedDirective || self.knows(f) {
                 continue;
             }
-            if let Some(key) = self.source_resource(&f.source)
+            if let Some(key) = self.scenario.source_resource(&f.source)
                 && text.contains(&key)
                 && !out.contains(&key)
             {
@@ -142,26 +142,6 @@ impl SimAgent {
             }
         }
         out
-    }
-
-    fn source_resource(&self, event: &str) -> Option<String> {
-        let ev = self.scenario.events.iter().find(|e| e.id == event)?;
-        let tool = self
-            .scenario
-            .world
-            .tools
-            .iter()
-            .find(|t| Some(&t.name) == ev.call.as_ref())?;
-        if tool.effect != EffectKind::ReadResource {
-            return None;
-        }
-        let id = ev.args.as_ref()?.get(tool.id_param())?.as_str()?;
-        let prefix = tool.resource_prefix.as_deref().unwrap_or("");
-        Some(if id.starts_with(prefix) {
-            id.to_string()
-        } else {
-            format!("{prefix}{id}")
-        })
     }
 
     fn obeys(&self, f: &Fact) -> bool {

@@ -167,6 +167,26 @@ impl Scenario {
         })
     }
 
+    /// The resource key a source event's `read_resource` call read (`None` for other events).
+    pub fn source_resource(&self, event: &str) -> Option<String> {
+        let ev = self.events.iter().find(|e| e.id == event)?;
+        let tool = self
+            .world
+            .tools
+            .iter()
+            .find(|t| Some(&t.name) == ev.call.as_ref())?;
+        if tool.effect != EffectKind::ReadResource {
+            return None;
+        }
+        let id = ev.args.as_ref()?.get(tool.id_param())?.as_str()?;
+        let prefix = tool.resource_prefix.as_deref().unwrap_or("");
+        Some(if id.starts_with(prefix) {
+            id.to_string()
+        } else {
+            format!("{prefix}{id}")
+        })
+    }
+
     /// The success predicates from an interrupt point.
     pub fn success_at<'a>(&'a self, interrupt: &'a Interrupt) -> &'a [Predicate] {
         interrupt.success.as_deref().unwrap_or(&self.success)
