@@ -1,15 +1,12 @@
 //! `compaction-eval gate`: exit codes, rules, JUnit XML and the baseline comparison.
 
+mod common;
+use common::cli;
+
 use std::path::Path;
 
 use assert_cmd::Command;
 use predicates::prelude::*;
-
-fn cli() -> Command {
-    let mut c = Command::cargo_bin("compaction-eval").expect("binary");
-    c.env_remove("RUST_BACKTRACE");
-    c
-}
 
 fn run(out: &Path, strategies: &str, extra: &[&str]) {
     let mut args = vec![

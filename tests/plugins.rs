@@ -1,6 +1,9 @@
 //! Plug-in compactors (`kind = "exec"`): the two shipped examples in runs, failing plug-ins as
 //! errored cells, a cleared environment, the shipped schemas, the audit and `check-handoff`.
 
+mod common;
+use common::cli;
+
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
@@ -282,12 +285,6 @@ fn the_audit_reads_what_each_handoff_text_carries() {
     assert!(dir.path().join("audit.csv").is_file() && dir.path().join("audit.json").is_file());
 }
 
-fn cli() -> Command {
-    let mut c = Command::cargo_bin("compaction-eval").expect("binary");
-    c.env_remove("RUST_BACKTRACE");
-    c
-}
-
 #[test]
 fn check_handoff_passes_c_and_names_the_rule_a_bad_checkpoint_breaks() {
     let base = [
@@ -303,23 +300,7 @@ fn check_handoff_passes_c_and_names_the_rule_a_bad_checkpoint_breaks() {
         .assert()
         .code(0)
         .stdout(predicate::str::contains("0 rule violation(s)"));
-    let out = cli()
-        .args([
-            "handoff",
-            "--scenario",
-            "support-ticket-timeout",
-            "--interrupt",
-            "uncertain_side_effect",
-            "--strategy",
-            "C",
-            "--json",
-        ])
-        .assert()
-        .success()
-        .get_output()
-        .stdout
-        .clone();
-    let v: serde_json::Value = serde_json::from_slice(&out).expect("json");
+    let v = common::handoff_json("support-ticket-timeout", "uncertain_side_effect", "C");
     let mut cp = v["checkpoint"].clone();
     for st in cp["statements"].as_array_mut().expect("statements") {
         if st["kind"] == "hypothesis" {

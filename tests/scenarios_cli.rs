@@ -1,15 +1,11 @@
 //! `scenarios validate|list|show|schema` from the command line, on the shipped set and on broken
 //! fixtures: each class of error gets a non-zero exit and a message naming the file and the field.
 
+mod common;
+use common::cli;
+
 use assert_cmd::Command;
 use predicates::prelude::*;
-
-fn cli() -> Command {
-    let mut c = Command::cargo_bin("compaction-eval").expect("binary builds");
-    c.env_remove("RUST_BACKTRACE")
-        .env_remove("COMPACTION_EVAL_SCENARIOS");
-    c
-}
 
 #[test]
 fn shipped_scenarios_validate() {

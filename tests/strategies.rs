@@ -1,6 +1,9 @@
 //! Each strategy's characteristic behaviour on the shipped scenarios (seed 003's strategies table),
 //! and snapshots of the rendered text of one scenario per strategy.
 
+mod common;
+use common::cli;
+
 use std::path::Path;
 use std::sync::Arc;
 
@@ -262,31 +265,9 @@ fn rendered_text_snapshots() {
     }
 }
 
-fn cli() -> Command {
-    let mut c = Command::cargo_bin("compaction-eval").expect("binary");
-    c.env_remove("RUST_BACKTRACE");
-    c
-}
-
 #[test]
 fn handoff_json_carries_the_contract_fields() {
-    let out = cli()
-        .args([
-            "handoff",
-            "--scenario",
-            "support-ticket-timeout",
-            "--interrupt",
-            "uncertain_side_effect",
-            "--strategy",
-            "C",
-            "--json",
-        ])
-        .assert()
-        .success()
-        .get_output()
-        .stdout
-        .clone();
-    let v: serde_json::Value = serde_json::from_slice(&out).expect("one JSON object");
+    let v = common::handoff_json("support-ticket-timeout", "uncertain_side_effect", "C");
     for k in [
         "scenario",
         "interrupt",

@@ -846,6 +846,51 @@ fn row_y(n: usize, i: usize) -> f64 {
     (n - 1 - i) as f64
 }
 
+/// A chart whose rows are labels and whose x axis is numeric.
+type RowChart<'a, DB> = ChartContext<'a, DB, Cartesian2d<Ticked, Ticked>>;
+
+/// A chart with one row per label (top to bottom) over a numeric x axis, its labels fitted into
+/// the left margin and its mesh drawn; returns the chart and the height of one row in pixels.
+fn row_chart<'a, DB: DrawingBackend>(
+    area: &'a DrawingArea<DB, Shift>,
+    labels: &[String],
+    x_axis: &Axis,
+    x_desc: &str,
+    y_desc: &str,
+) -> AreaResult<(RowChart<'a, DB>, f64), DB> {
+    let n = labels.len();
+    let (_, plot_h) = area.dim_in_pixel();
+    let row_px = f64::from(plot_h.saturating_sub(80)) / n as f64;
+    let tick = style(tick_px_for(row_px), INK);
+    let (label_w, fitted) = row_label_area(area, labels, &tick)?;
+    let mut chart = ChartBuilder::on(area)
+        .margin(10)
+        .x_label_area_size(56)
+        .y_label_area_size(label_w)
+        .build_cartesian_2d(x_axis.coord(), row_axis(n))?;
+    let x_fmt = |v: &f64| x_axis.label(*v);
+    let y_fmt = |v: &f64| {
+        row_index(n, *v)
+            .and_then(|i| fitted.get(i).cloned())
+            .unwrap_or_default()
+    };
+    chart
+        .configure_mesh()
+        .disable_y_mesh()
+        .bold_line_style(GRID)
+        .axis_style(MUTED)
+        .x_label_formatter(&x_fmt)
+        .y_label_formatter(&y_fmt)
+        .y_labels(n)
+        .x_label_style(style(TICK_PX, INK))
+        .y_label_style(tick)
+        .axis_desc_style(style(DESC_PX, INK))
+        .x_desc(x_desc)
+        .y_desc(y_desc)
+        .draw()?;
+    Ok((chart, row_px))
+}
+
 /// Width of the left label area for `labels`, plus room for the rotated axis description.
 fn row_label_area<DB: DrawingBackend>(
     body: &DrawingArea<DB, Shift>,
@@ -957,41 +1002,18 @@ impl Figure for BarsFigure<'_> {
         let (plot_area, legend) = split_legend(&body, "", &items)?;
         draw_legend(&legend, "", &items)?;
 
-        let (_, plot_h) = plot_area.dim_in_pixel();
-        let row_px = f64::from(plot_h.saturating_sub(80)) / n as f64;
-        let tick = style(tick_px_for(row_px), INK);
         let labels: Vec<String> = self.bars.iter().map(|b| b.label.clone()).collect();
-        let (label_w, fitted) = row_label_area(&plot_area, &labels, &tick)?;
-
         let x_axis = Axis::rate(
             self.bars.iter().flat_map(|b| [b.value, b.low, b.high]),
             0.12,
         );
-        let mut chart = ChartBuilder::on(&plot_area)
-            .margin(10)
-            .x_label_area_size(56)
-            .y_label_area_size(label_w)
-            .build_cartesian_2d(x_axis.coord(), row_axis(n))?;
-        let x_fmt = |v: &f64| x_axis.label(*v);
-        let y_fmt = |v: &f64| {
-            row_index(n, *v)
-                .and_then(|i| fitted.get(i).cloned())
-                .unwrap_or_default()
-        };
-        chart
-            .configure_mesh()
-            .disable_y_mesh()
-            .bold_line_style(GRID)
-            .axis_style(MUTED)
-            .x_label_formatter(&x_fmt)
-            .y_label_formatter(&y_fmt)
-            .y_labels(n)
-            .x_label_style(style(TICK_PX, INK))
-            .y_label_style(tick.clone())
-            .axis_desc_style(style(DESC_PX, INK))
-            .x_desc("task success rate")
-            .y_desc("strategy · model")
-            .draw()?;
+        let (mut chart, row_px) = row_chart(
+            &plot_area,
+            &labels,
+            &x_axis,
+            "task success rate",
+            "strategy · model",
+        )?;
 
         let half = 0.34;
         let cap = (row_px * 0.25).clamp(2.0, 7.0) as i32;
@@ -1379,37 +1401,14 @@ impl Figure for BoxFigure<'_> {
             .iter()
             .map(|d| format!("{} (n={})", d.label, d.values.len()))
             .collect();
-        let (_, plot_h) = plot_area.dim_in_pixel();
-        let row_px = f64::from(plot_h.saturating_sub(80)) / n as f64;
-        let tick = style(tick_px_for(row_px), INK);
-        let (label_w, fitted) = row_label_area(&plot_area, &labels, &tick)?;
-
         let x_axis = Axis::linear(sorted.iter().flatten().copied(), 0.0);
-        let mut chart = ChartBuilder::on(&plot_area)
-            .margin(10)
-            .x_label_area_size(56)
-            .y_label_area_size(label_w)
-            .build_cartesian_2d(x_axis.coord(), row_axis(n))?;
-        let x_fmt = |v: &f64| x_axis.label(*v);
-        let y_fmt = |v: &f64| {
-            row_index(n, *v)
-                .and_then(|i| fitted.get(i).cloned())
-                .unwrap_or_default()
-        };
-        chart
-            .configure_mesh()
-            .disable_y_mesh()
-            .bold_line_style(GRID)
-            .axis_style(MUTED)
-            .x_label_formatter(&x_fmt)
-            .y_label_formatter(&y_fmt)
-            .y_labels(n)
-            .x_label_style(style(TICK_PX, INK))
-            .y_label_style(tick.clone())
-            .axis_desc_style(style(DESC_PX, INK))
-            .x_desc("total tokens per cell")
-            .y_desc("strategy")
-            .draw()?;
+        let (mut chart, row_px) = row_chart(
+            &plot_area,
+            &labels,
+            &x_axis,
+            "total tokens per cell",
+            "strategy",
+        )?;
 
         let half = 0.28;
         let cap = (row_px * 0.2).clamp(2.0, 6.0) as i32;
