@@ -5,7 +5,6 @@ use common::cli;
 
 use std::path::Path;
 
-use assert_cmd::Command;
 use predicates::prelude::*;
 
 fn run(out: &Path, strategies: &str, extra: &[&str]) {

@@ -7,7 +7,6 @@ use common::cli;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
-use assert_cmd::Command;
 use compaction_eval::agent::live::ErrorClass;
 use compaction_eval::audit;
 use compaction_eval::runner::{self, RunConfig, RunRecord, Silent, Status};

@@ -4,7 +4,6 @@
 mod common;
 use common::cli;
 
-use assert_cmd::Command;
 use predicates::prelude::*;
 
 #[test]

@@ -7,7 +7,6 @@ use common::cli;
 use std::path::Path;
 use std::sync::Arc;
 
-use assert_cmd::Command;
 use compaction_eval::checkpoint::{OperationStatus, Revalidate, StatementKind, VerificationState};
 use compaction_eval::scenario::{self, Scenario};
 use compaction_eval::strategy::{Handoff, InterruptedState, Registry};
