@@ -834,7 +834,7 @@ fn report_cmd(
         .ok()
         .and_then(|t| serde_json::from_str::<serde_json::Value>(&t).ok())
         .and_then(|m| m.get("seed").and_then(|v| v.as_u64()))
-        .unwrap_or(20260721);
+        .unwrap_or(crate::DEFAULT_SEED);
     let opts = crate::report::analysis::ReportOptions {
         reference,
         resamples,

@@ -19,3 +19,6 @@ pub mod score;
 pub mod stats;
 pub mod strategy;
 pub mod world;
+
+/// The base seed of a run when none is given (every cell's seed derives from it).
+pub const DEFAULT_SEED: u64 = 20_260_721;

@@ -28,7 +28,7 @@ impl Default for ReportOptions {
         ReportOptions {
             reference: "C".into(),
             resamples: 1000,
-            seed: 20260721,
+            seed: crate::DEFAULT_SEED,
         }
     }
 }

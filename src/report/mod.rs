@@ -447,7 +447,7 @@ pub fn render_dir_with(
             seed: manifest
                 .get("seed")
                 .and_then(|v| v.as_u64())
-                .unwrap_or(20260721),
+                .unwrap_or(crate::DEFAULT_SEED),
             ..Default::default()
         },
     };

@@ -67,7 +67,7 @@ impl Default for RunConfig {
                 .collect(),
             models: vec!["sim:careful".into(), "sim:literal".into()],
             reps: 3,
-            seed: 20260721,
+            seed: crate::DEFAULT_SEED,
             limit: None,
             concurrency: 2,
             out: "reports/latest".into(),
