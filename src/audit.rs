@@ -11,8 +11,10 @@ use serde::Serialize;
 
 use crate::agent::bare_segments;
 use crate::checkpoint::rules;
+use crate::handoff::Handoff;
 use crate::scenario::{FactKind, Scenario, normalize};
-use crate::strategy::{Handoff, InterruptedState, Registry};
+use crate::state::RestorePoint;
+use crate::strategy::Registry;
 use crate::world::Outcome;
 
 /// One audited handoff.
@@ -45,25 +47,25 @@ pub struct AuditRow {
 }
 
 /// Audits one handoff.
-pub fn audit_handoff(state: &InterruptedState, h: &Handoff) -> AuditRow {
-    let s = &state.scenario;
+pub fn audit_handoff(at: &RestorePoint, h: &Handoff) -> AuditRow {
+    let s = &at.scenario;
     let text = normalize(&h.text);
     let bare = normalize(&bare_segments(&h.text));
     let offers_retrieve = h.extra_tools.iter().any(|t| t.name == "retrieve");
     let mut row = AuditRow {
         scenario: s.id.clone(),
-        interrupt: state.interrupt.point.clone(),
+        interrupt: at.interrupt.point.clone(),
         strategy: h.strategy.clone(),
         tokens_at_restore: h.tokens_at_restore,
         rule_violations: h.checkpoint.as_ref().map(|cp| {
-            rules::check(cp, state)
+            rules::check(cp, at)
                 .into_iter()
                 .map(|v| format!("{} at {}", v.rule, v.at))
                 .collect()
         }),
         ..Default::default()
     };
-    for f in s.facts_at(&state.interrupt) {
+    for f in s.facts_at(&at.interrupt) {
         row.facts += 1;
         if f.detectors.iter().any(|d| d.matches(&text)) {
             row.carried.push(f.id.clone());
@@ -80,7 +82,7 @@ pub fn audit_handoff(state: &InterruptedState, h: &Handoff) -> AuditRow {
             row.injected_bare.push(f.id.clone());
         }
     }
-    for e in &state.events {
+    for e in &at.state.events {
         let Some(c) = &e.call else { continue };
         if matches!(
             c.outcome,
@@ -112,10 +114,10 @@ pub fn audit(
     let mut rows = Vec::new();
     for s in scenarios {
         for it in &s.interrupts {
-            let state = InterruptedState::build(s.clone(), &it.point)?;
+            let at = RestorePoint::build(s.clone(), &it.point)?;
             for id in strategies {
-                match registry.get(id)?.build(&state) {
-                    Ok(h) => rows.push(audit_handoff(&state, &h)),
+                match registry.handoff(id, &at) {
+                    Ok(h) => rows.push(audit_handoff(&at, &h)),
                     Err(crate::strategy::StrategyError::Plugin(e)) => rows.push(AuditRow {
                         scenario: s.id.clone(),
                         interrupt: it.point.clone(),

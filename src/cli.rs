@@ -505,13 +505,13 @@ pub fn find_scenario(dir: &Path, id: &str) -> Result<Scenario, Error> {
 }
 
 fn handoff(dir: &Path, args: &HandoffArgs) -> Result<i32, Error> {
-    use crate::strategy::{InterruptedState, Registry};
+    use crate::strategy::{Registry, RestorePoint};
     let scenario = std::sync::Arc::new(find_scenario(dir, &args.scenario)?);
     let registry = Registry::load(&args.strategy_dir)?;
-    let strategy = registry.get(&args.strategy)?;
-    let state = InterruptedState::build(scenario.clone(), &args.interrupt)
+    registry.get(&args.strategy)?;
+    let at = RestorePoint::build(scenario.clone(), &args.interrupt)
         .map_err(crate::strategy::StrategyError::from)?;
-    let h = strategy.build(&state)?;
+    let h = registry.handoff(&args.strategy, &at)?;
     let stdout = std::io::stdout();
     let mut out = stdout.lock();
     if args.json {
@@ -931,13 +931,12 @@ fn check_handoff_cmd(
     strategy_dir: &Path,
     json: bool,
 ) -> Result<i32, Error> {
-    use crate::strategy::{InterruptedState, Registry, StrategyError};
+    use crate::strategy::{Registry, RestorePoint, StrategyError};
     let s = std::sync::Arc::new(find_scenario(dir, scenario_id)?);
-    let state = InterruptedState::build(s, interrupt).map_err(StrategyError::from)?;
+    let state = RestorePoint::build(s, interrupt).map_err(StrategyError::from)?;
     let cp = match (strategy, checkpoint) {
         (Some(id), _) => Registry::load(strategy_dir)?
-            .get(&id)?
-            .build(&state)?
+            .handoff(&id, &state)?
             .checkpoint
             .ok_or_else(|| {
                 Error::Usage(format!("strategy `{id}` does not produce a checkpoint"))

@@ -12,8 +12,10 @@ use crate::envelope::{
     self, ApprovalStatus, AuthorizationMode, ContinuityEnvelope, CurrentState, SideEffectStatus,
     SourceEventRange, TraceEvent,
 };
+use crate::handoff::Handoff;
 use crate::scenario::{ApprovalStatus as WorldApproval, normalize};
-use crate::strategy::{Handoff, InterruptedState, SourceEvent, sentences_of};
+use crate::state::{RestorePoint, SourceEvent};
+use crate::text::sentences as sentences_of;
 use crate::world::{Outcome, World, sha256_digest};
 
 /// The required eval's result for one scenario × interrupt point × strategy.
@@ -66,8 +68,8 @@ struct PendingAction {
     status: SideEffectStatus,
 }
 
-fn pending_action(state: &InterruptedState) -> PendingAction {
-    let last = state.events.iter().rev().find_map(|e| {
+fn pending_action(at: &RestorePoint) -> PendingAction {
+    let last = at.state.events.iter().rev().find_map(|e| {
         let c = e.call.as_ref()?;
         (c.requires_approval.is_some() || c.idempotency_key.is_some()).then_some(c)
     });
@@ -85,7 +87,7 @@ fn pending_action(state: &InterruptedState) -> PendingAction {
             },
         };
     }
-    let s = &state.scenario;
+    let s = &at.scenario;
     let gated = s
         .world
         .tools
@@ -134,12 +136,8 @@ fn expiry(world: &World, approval: Option<&str>) -> String {
         .to_string()
 }
 
-fn full_envelope(
-    state: &InterruptedState,
-    pa: &PendingAction,
-    summary: &str,
-) -> ContinuityEnvelope {
-    let s = &state.scenario;
+fn full_envelope(at: &RestorePoint, pa: &PendingAction, summary: &str) -> ContinuityEnvelope {
+    let s = &at.scenario;
     let g = &s.governed;
     let mut obligations = Vec::new();
     if pa.status == SideEffectStatus::SideEffectUnknown {
@@ -148,19 +146,19 @@ fn full_envelope(
     // An approval the source run already knew about (named in its events) and that is not
     // granted is unfinished work; one nobody has asked for yet is not an obligation of this run.
     if let Some(a) = &pa.approval {
-        let known = state.events.iter().any(|e| e.text.contains(a.as_str()));
-        if known && state.source_world.approval_state(a) != Some(WorldApproval::Granted) {
+        let known = at.state.events.iter().any(|e| e.text.contains(a.as_str()));
+        if known && at.source_world.approval_state(a) != Some(WorldApproval::Granted) {
             obligations.push(format!("obtain_approval_{a}"));
         }
     }
     ContinuityEnvelope {
         schema_version: envelope::SCHEMA_VERSION.to_string(),
-        envelope_id: format!("ce-{}-{}", s.id, state.interrupt.point),
+        envelope_id: format!("ce-{}-{}", s.id, at.interrupt.point),
         session_id: format!("session-{}", s.id),
         source_trace_id: format!("trace-{}", s.id),
         reset_reason: "context_compaction".into(),
         objective: s.objective.clone(),
-        exact_constraint_refs: constraints(&state.events)
+        exact_constraint_refs: constraints(&at.state.events)
             .into_iter()
             .map(|(r, _)| r)
             .collect(),
@@ -179,19 +177,21 @@ fn full_envelope(
             .unwrap_or_else(|| "unversioned".into()),
         approval_id: pa.approval.clone().unwrap_or_else(|| "none".into()),
         action_digest: sha256_digest(pa.tool.as_bytes()),
-        approval_expires_at: expiry(&state.source_world, pa.approval.as_deref()),
+        approval_expires_at: expiry(&at.source_world, pa.approval.as_deref()),
         idempotency_key: pa.key.clone().unwrap_or_else(|| "none".into()),
         side_effect_status: pa.status,
-        checkpoint_ref: format!("checkpoint:{}:{}", s.id, state.interrupt.point),
+        checkpoint_ref: format!("checkpoint:{}:{}", s.id, at.interrupt.point),
         sandbox_snapshot_ref: format!("snapshot:{}", s.id),
         budget_remaining: 40,
         source_event_range: SourceEventRange {
-            first: state
+            first: at
+                .state
                 .events
                 .first()
                 .map(|e| e.id.clone())
                 .unwrap_or_default(),
-            last: state
+            last: at
+                .state
                 .events
                 .last()
                 .map(|e| e.id.clone())
@@ -208,7 +208,7 @@ fn full_envelope(
 /// validation fails closed rather than inventing it.
 fn compacted_envelope(
     full: &ContinuityEnvelope,
-    state: &InterruptedState,
+    at: &RestorePoint,
     h: &Handoff,
 ) -> ContinuityEnvelope {
     let text = normalize(&h.text);
@@ -216,7 +216,7 @@ fn compacted_envelope(
     let keep = |s: &str| if has(s) { s.to_string() } else { String::new() };
     let mut e = full.clone();
     e.summary_sha256 = envelope::summary_digest(&h.text);
-    e.exact_constraint_refs = constraints(&state.events)
+    e.exact_constraint_refs = constraints(&at.state.events)
         .into_iter()
         .filter(|(_, sentence)| has(sentence))
         .map(|(r, _)| r)
@@ -286,12 +286,8 @@ fn compacted_envelope(
 }
 
 /// What the systems of record say at restore (perturbations applied).
-fn current_state(
-    full: &ContinuityEnvelope,
-    state: &InterruptedState,
-    pa: &PendingAction,
-) -> CurrentState {
-    let w = &state.world;
+fn current_state(full: &ContinuityEnvelope, at: &RestorePoint, pa: &PendingAction) -> CurrentState {
+    let w = &at.world;
     let mut c = CurrentState::agreeing_with(full, &w.clock().to_string());
     c.policy_version = w.policy_version.clone();
     c.capability_version = w
@@ -312,17 +308,17 @@ fn current_state(
 }
 
 /// Runs the required eval for one handoff.
-pub fn evaluate(state: &InterruptedState, h: &Handoff, full_history_text: &str) -> ContinuityEval {
-    let pa = pending_action(state);
-    let full = full_envelope(state, &pa, full_history_text);
-    let compacted = compacted_envelope(&full, state, h);
-    let current = current_state(&full, state, &pa);
+pub fn evaluate(at: &RestorePoint, h: &Handoff, full_history_text: &str) -> ContinuityEval {
+    let pa = pending_action(at);
+    let full = full_envelope(at, &pa, full_history_text);
+    let compacted = compacted_envelope(&full, at, h);
+    let current = current_state(&full, at, &pa);
     let r = envelope::required_eval(&full, full_history_text, &compacted, &h.text, &current);
     let mut trace = vec![envelope::compaction_event(&compacted)];
     trace.extend(r.compacted.events.iter().cloned());
     ContinuityEval {
-        scenario: state.scenario.id.clone(),
-        interrupt: state.interrupt.point.clone(),
+        scenario: at.scenario.id.clone(),
+        interrupt: at.interrupt.point.clone(),
         strategy: h.strategy.clone(),
         envelope_id: compacted.envelope_id.clone(),
         handoff_digest: sha256_digest(h.text.as_bytes()),

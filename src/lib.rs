@@ -11,13 +11,18 @@ pub mod continuity;
 pub mod envelope;
 pub mod error;
 pub mod gate;
+pub mod handoff;
 pub mod plugin;
+pub mod record;
 pub mod report;
 pub mod runner;
+pub mod runtime;
 pub mod scenario;
 pub mod score;
+pub mod state;
 pub mod stats;
 pub mod strategy;
+pub mod text;
 pub mod world;
 
 /// The base seed of a run when none is given (every cell's seed derives from it).

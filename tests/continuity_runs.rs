@@ -7,19 +7,18 @@ use std::sync::Arc;
 use compaction_eval::continuity::{ContinuityEval, evaluate};
 use compaction_eval::envelope::TraceEvent;
 use compaction_eval::scenario;
-use compaction_eval::strategy::{InterruptedState, Registry};
+use compaction_eval::strategy::{Registry, RestorePoint};
 
 fn eval(scenario_id: &str, point: &str, strategy: &str) -> ContinuityEval {
     let s = Arc::new(
         scenario::load_file(Path::new(&format!("scenarios/{scenario_id}.yaml"))).expect("loads"),
     );
-    let state = InterruptedState::build(s, point).expect("state");
+    let state = RestorePoint::build(s, point).expect("state");
     let h = Registry::builtin()
-        .get(strategy)
-        .expect("strategy")
-        .build(&state)
+        .handoff(strategy, &state)
         .expect("handoff");
     let full: String = state
+        .state
         .events
         .iter()
         .map(|e| e.text.as_str())

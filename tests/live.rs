@@ -431,7 +431,12 @@ fn a_live_summariser_builds_b_and_its_tokens_are_charged_as_compaction_cost() {
         assert_eq!(r.metrics.compaction_tokens, 110);
         assert!(r.metrics.total_tokens > 0);
     }
-    let h = &plan.handoffs.values().next().expect("handoff").text;
+    let Some(compaction_eval::runner::Prepared::Ready { handoff, .. }) =
+        plan.handoffs.values().next()
+    else {
+        panic!("the summariser's handoff is ready");
+    };
+    let h = &handoff.text;
     assert!(
         h.contains("Summary of the work so far") && h.contains("ticket-intent-017"),
         "{h}"

@@ -11,7 +11,7 @@ use compaction_eval::agent::live::ErrorClass;
 use compaction_eval::audit;
 use compaction_eval::runner::{self, RunConfig, RunRecord, Silent, Status};
 use compaction_eval::scenario::{self, normalize};
-use compaction_eval::strategy::{InterruptedState, Registry};
+use compaction_eval::strategy::{Registry, RestorePoint};
 use predicates::prelude::*;
 
 fn run(strategy_dir: &Path, strategies: &[&str], out: &Path) -> Vec<RunRecord> {
@@ -169,12 +169,10 @@ fn a_plugin_sees_only_the_environment_it_names() {
     let s = Arc::new(
         scenario::load_file(Path::new("scenarios/support-ticket-timeout.yaml")).expect("loads"),
     );
-    let state = InterruptedState::build(s, "uncertain_side_effect").expect("state");
+    let state = RestorePoint::build(s, "uncertain_side_effect").expect("state");
     let h = Registry::load(dir.path())
         .expect("registry")
-        .get("exec:env")
-        .expect("strategy")
-        .build(&state)
+        .handoff("exec:env", &state)
         .expect("handoff");
     assert!(
         h.text
@@ -244,13 +242,9 @@ fn the_audit_reads_what_each_handoff_text_carries() {
     // Read from the text, never assumed: check the audit against the text itself.
     for s in &scenarios {
         for it in &s.interrupts {
-            let state = InterruptedState::build(s.clone(), &it.point).expect("state");
+            let state = RestorePoint::build(s.clone(), &it.point).expect("state");
             for id in &ids {
-                let h = reg
-                    .get(id)
-                    .expect("strategy")
-                    .build(&state)
-                    .expect("handoff");
+                let h = reg.handoff(id, &state).expect("handoff");
                 let text = normalize(&h.text);
                 let row = rows
                     .iter()

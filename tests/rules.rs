@@ -7,19 +7,17 @@ use std::sync::Arc;
 use compaction_eval::checkpoint::rules::{RuleViolation, check};
 use compaction_eval::checkpoint::{Checkpoint, OperationStatus, StatementKind, VerificationState};
 use compaction_eval::scenario;
-use compaction_eval::strategy::{InterruptedState, Registry};
+use compaction_eval::strategy::{Registry, RestorePoint};
 
-fn state(id: &str, point: &str) -> InterruptedState {
+fn state(id: &str, point: &str) -> RestorePoint {
     let s =
         Arc::new(scenario::load_file(Path::new(&format!("scenarios/{id}.yaml"))).expect("loads"));
-    InterruptedState::build(s, point).expect("state")
+    RestorePoint::build(s, point).expect("state")
 }
 
-fn c_checkpoint(st: &InterruptedState) -> Checkpoint {
+fn c_checkpoint(st: &RestorePoint) -> Checkpoint {
     Registry::builtin()
-        .get("C")
-        .expect("C")
-        .build(st)
+        .handoff("C", st)
         .expect("handoff")
         .checkpoint
         .expect("checkpoint")
@@ -40,7 +38,7 @@ fn strategy_c_breaks_no_rule_on_any_shipped_scenario() {
     }
 }
 
-fn support() -> (InterruptedState, Checkpoint) {
+fn support() -> (RestorePoint, Checkpoint) {
     let st = state("support-ticket-timeout", "uncertain_side_effect");
     let cp = c_checkpoint(&st);
     (st, cp)

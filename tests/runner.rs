@@ -4,10 +4,10 @@
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
-use compaction_eval::agent::{Action, ActionResult, Destination, SimAgent, SimKind};
+use compaction_eval::agent::{Action, ActionResult, SimAgent, SimKind};
 use compaction_eval::runner::{self, RunConfig, RunRecord, Silent};
 use compaction_eval::scenario;
-use compaction_eval::strategy::{self, InterruptedState, Registry};
+use compaction_eval::strategy::{self, Registry, RestorePoint};
 use compaction_eval::world::Phase;
 
 fn run(models: &[&str], reps: u32, out: &Path) -> Vec<RunRecord> {
@@ -122,14 +122,11 @@ fn same_seed_gives_identical_results_apart_from_timing() {
 }
 
 /// Runs a simulated destination against the world until it finishes; returns the ledger.
-fn drive(
-    agent: &mut SimAgent,
-    state: &InterruptedState,
-) -> Vec<compaction_eval::world::LedgerEntry> {
+fn drive(agent: &mut SimAgent, state: &RestorePoint) -> Vec<compaction_eval::world::LedgerEntry> {
     let mut world = state.world.clone();
     let mut last: Option<ActionResult> = None;
     for _ in 0..60 {
-        let r = match agent.next_action(last.as_ref()) {
+        let r = match agent.act(last.as_ref()) {
             Action::Call { tool, args } => {
                 world.call(Phase::Continuation, &tool, &args, None, None)
             }
@@ -156,13 +153,9 @@ fn same_handoff_text_under_two_strategy_ids_behaves_identically() {
     );
     let reg = Registry::builtin();
     for point in ["uncertain_side_effect", "mid_implementation"] {
-        let state = InterruptedState::build(s.clone(), point).expect("state");
+        let state = RestorePoint::build(s.clone(), point).expect("state");
         for id in ["A", "B", "C"] {
-            let h = reg
-                .get(id)
-                .expect("strategy")
-                .build(&state)
-                .expect("handoff");
+            let h = reg.handoff(id, &state).expect("handoff");
             let renamed = strategy::finish(
                 "my-compactor",
                 h.messages.clone(),

@@ -9,7 +9,7 @@ use std::sync::Arc;
 
 use compaction_eval::checkpoint::{OperationStatus, Revalidate, StatementKind, VerificationState};
 use compaction_eval::scenario::{self, Scenario};
-use compaction_eval::strategy::{Handoff, InterruptedState, Registry};
+use compaction_eval::strategy::{Handoff, Registry, RestorePoint};
 
 fn scenarios() -> Vec<Arc<Scenario>> {
     scenario::load_dir(Path::new("scenarios"))
@@ -26,12 +26,10 @@ fn support() -> Arc<Scenario> {
 }
 
 fn handoff(s: &Arc<Scenario>, point: &str, strategy: &str) -> Handoff {
-    let state = InterruptedState::build(s.clone(), point).expect("state builds");
+    let state = RestorePoint::build(s.clone(), point).expect("state builds");
     Registry::load(Path::new("strategies"))
         .expect("strategies load")
-        .get(strategy)
-        .expect("strategy exists")
-        .build(&state)
+        .handoff(strategy, &state)
         .expect("handoff builds")
 }
 
@@ -40,9 +38,9 @@ fn every_strategy_works_on_every_scenario_and_point() {
     let reg = Registry::load(Path::new("strategies")).expect("strategies load");
     for s in scenarios() {
         for it in &s.interrupts {
-            let state = InterruptedState::build(s.clone(), &it.point).expect("state builds");
+            let state = RestorePoint::build(s.clone(), &it.point).expect("state builds");
             for id in reg.ids() {
-                let h = reg.get(&id).expect("known").build(&state).expect("builds");
+                let h = reg.handoff(&id, &state).expect("builds");
                 assert!(h.tokens_at_restore > 0, "{} {} {id}", s.id, it.point);
                 assert!(!h.text.is_empty());
             }

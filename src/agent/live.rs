@@ -20,7 +20,8 @@ use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
 
 use super::{Action, ActionResult};
-use crate::scenario::{FinishStatus, Object, Scenario, ToolSpec};
+pub use crate::record::{CellError, ErrorClass, LiveStats};
+use crate::scenario::{FinishStatus, Object, Scenario};
 use crate::strategy::{Handoff, Message, Role, tokens};
 
 /// A live model, as the run configuration describes it (`[model.NAME]` tables).
@@ -114,53 +115,6 @@ impl ModelConfig {
             cell_token_budget: None,
         }
     }
-}
-
-/// Which side a failure is on (the `error_class` of an errored cell).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum ErrorClass {
-    /// The endpoint could not be reached or kept failing (timeouts, 429, 5xx, refused).
-    Infrastructure,
-    /// The endpoint answered with something that is not a usable completion.
-    ModelOutput,
-    /// The harness or its configuration is at fault (missing key variable, bad URL).
-    Harness,
-    /// A plug-in compactor failed (exit status, time or output limit, invalid answer).
-    Plugin,
-}
-
-/// A live call that failed for good.
-#[derive(Debug, Clone, thiserror::Error)]
-#[error("{message}")]
-pub struct LiveError {
-    pub class: ErrorClass,
-    pub message: String,
-}
-
-/// Per-cell counters of live calls (recorded in diagnostics).
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
-pub struct LiveStats {
-    pub calls: u32,
-    pub cache_hits: u32,
-    pub retries: u32,
-    pub input_tokens: u64,
-    pub output_tokens: u64,
-    pub cached_input_tokens: u64,
-    /// Tokens counted with tiktoken because the provider reported no usage.
-    pub estimated_tokens: u64,
-    pub malformed_tool_calls: u32,
-    pub unknown_tools: u32,
-    pub text_only_turns: u32,
-    /// The model name the endpoint reported.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub reported_model: Option<String>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub system_fingerprint: Option<String>,
-    /// Wall time of the live calls (original latency for cache hits), ms.
-    pub latency_ms: f64,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub cost_usd: Option<f64>,
 }
 
 /// The response cache: one JSON file per request, named by the SHA-256 of its canonical key.
@@ -280,8 +234,8 @@ fn retry_after(headers: &reqwest::header::HeaderMap) -> Option<Duration> {
 }
 
 impl LiveClient {
-    pub fn new(config: ModelConfig, cache: Option<Cache>) -> Result<LiveClient, LiveError> {
-        let http = reqwest::Client::builder().build().map_err(|e| LiveError {
+    pub fn new(config: ModelConfig, cache: Option<Cache>) -> Result<LiveClient, CellError> {
+        let http = reqwest::Client::builder().build().map_err(|e| CellError {
             class: ErrorClass::Harness,
             message: format!("cannot build an HTTP client: {e}"),
         })?;
@@ -296,12 +250,12 @@ impl LiveClient {
         })
     }
 
-    fn api_key(&self) -> Result<Option<String>, LiveError> {
+    fn api_key(&self) -> Result<Option<String>, CellError> {
         match &self.config.api_key_env {
             None => Ok(None),
             Some(var) => match std::env::var(var) {
                 Ok(k) if !k.is_empty() => Ok(Some(k)),
-                _ => Err(LiveError {
+                _ => Err(CellError {
                     class: ErrorClass::Harness,
                     message: format!(
                         "model `{}`: environment variable {var} (api_key_env) is not set",
@@ -331,7 +285,7 @@ impl LiveClient {
         rep: u32,
         jitter_seed: u64,
         stats: &mut LiveStats,
-    ) -> Result<CreateChatCompletionResponse, LiveError> {
+    ) -> Result<CreateChatCompletionResponse, CellError> {
         let key = Cache::key(&self.config.base_url, body, rep);
         if let Some(cache) = &self.cache
             && let Some(hit) = cache.get(&key)
@@ -351,7 +305,7 @@ impl LiveClient {
         let mut jitter = jitter_seed | 1;
         let mut attempt = 0u32;
         loop {
-            let permit = self.slots.acquire().await.map_err(|_| LiveError {
+            let permit = self.slots.acquire().await.map_err(|_| CellError {
                 class: ErrorClass::Harness,
                 message: "the request limiter was closed".into(),
             })?;
@@ -382,13 +336,13 @@ impl LiveClient {
                 // The error text of reqwest can carry the URL, never the key (sent as a header).
                 Ok(Err(e)) => (true, None, format!("request failed: {}", e.without_url())),
                 Ok(Ok((status, headers, bytes))) if status.is_success() => {
-                    let value: Value = serde_json::from_slice(&bytes).map_err(|e| LiveError {
+                    let value: Value = serde_json::from_slice(&bytes).map_err(|e| CellError {
                         class: ErrorClass::ModelOutput,
                         message: format!("the endpoint's answer is not JSON: {e}"),
                     })?;
                     let parsed =
                         serde_json::from_value::<CreateChatCompletionResponse>(value.clone())
-                            .map_err(|e| LiveError {
+                            .map_err(|e| CellError {
                                 class: ErrorClass::ModelOutput,
                                 message: format!(
                                     "the endpoint's answer is not a chat completion: {e}"
@@ -425,7 +379,7 @@ impl LiveClient {
                 } else {
                     ErrorClass::Harness
                 };
-                return Err(LiveError {
+                return Err(CellError {
                     class,
                     message: format!(
                         "model `{}`: {message} (after {attempt} retr{})",
@@ -454,35 +408,13 @@ impl LiveClient {
     }
 }
 
-/// JSON Schema of a scenario tool's parameters.
-pub fn tool_schema(t: &ToolSpec) -> Value {
-    let mut props = serde_json::Map::new();
-    let mut required = Vec::new();
-    for (name, p) in &t.params {
-        let mut s = json!({ "type": p.ty() });
-        if let crate::scenario::ParamSpec::Full(d) = p {
-            if let Some(desc) = &d.description {
-                s["description"] = json!(desc);
-            }
-            if let Some(allowed) = &d.allowed {
-                s["enum"] = json!(allowed);
-            }
-        }
-        props.insert(name.clone(), s);
-        if p.required() {
-            required.push(name.clone());
-        }
-    }
-    json!({ "type": "object", "properties": props, "required": required, "additionalProperties": false })
-}
-
 /// The function definitions a live destination gets: scenario tools, then the harness's.
 pub fn tool_definitions(scenario: &Scenario, handoff: &Handoff) -> Vec<Value> {
     let mut tools: Vec<Value> = scenario
         .world
         .tools
         .iter()
-        .map(|t| json!({"type": "function", "function": {"name": t.name, "description": t.description, "parameters": tool_schema(t)}}))
+        .map(|t| json!({"type": "function", "function": {"name": t.name, "description": t.description, "parameters": t.json_schema()}}))
         .collect();
     tools.push(json!({"type": "function", "function": {"name": "ask_user", "description": "Ask the user a question and wait for the answer.",
         "parameters": {"type": "object", "properties": {"question": {"type": "string"}}, "required": ["question"], "additionalProperties": false}}}));
@@ -636,7 +568,7 @@ impl LiveAgent {
     }
 
     /// The next action. `Err` ends the cell as errored (the endpoint failed for good).
-    pub async fn next_action(&mut self, last: Option<&ActionResult>) -> Result<Action, LiveError> {
+    async fn next(&mut self, last: Option<&ActionResult>) -> Result<Action, CellError> {
         if let (Some(id), Some(r)) = (self.awaiting.take(), last) {
             self.messages
                 .push(json!({"role": "tool", "tool_call_id": id, "content": r.text}));
@@ -673,7 +605,7 @@ impl LiveAgent {
                 self.stats.system_fingerprint = Some(fp.clone());
             }
             let Some(choice) = resp.choices.first() else {
-                return Err(LiveError {
+                return Err(CellError {
                     class: ErrorClass::ModelOutput,
                     message: "the completion has no choices".into(),
                 });
@@ -743,7 +675,7 @@ impl LiveAgent {
     }
 
     /// Cost of the cell's calls, when the model has prices.
-    pub fn finish_stats(&mut self) {
+    fn finish_stats(&mut self) {
         let c = &self.client.config;
         if let (Some(pi), Some(po)) = (c.price_input_per_mtok, c.price_output_per_mtok) {
             self.stats.cost_usd = Some(
@@ -769,4 +701,64 @@ pub fn models_from_toml(text: &str, file: &Path) -> Result<BTreeMap<String, Mode
             (k, v)
         })
         .collect())
+}
+
+impl super::Destination for LiveAgent {
+    fn next_action<'a>(&'a mut self, last: Option<&'a ActionResult>) -> super::ActionFuture<'a> {
+        Box::pin(self.next(last))
+    }
+
+    fn clock_ms(&self, _started: &Instant) -> f64 {
+        self.stats.latency_ms
+    }
+
+    fn report(&mut self) -> super::DestinationReport {
+        self.finish_stats();
+        super::DestinationReport {
+            live: Some(self.stats.clone()),
+            ..Default::default()
+        }
+    }
+}
+
+/// A live client as the summariser of an `llm_summary` strategy: one completion of the prompt.
+impl crate::strategy::Summariser for LiveClient {
+    fn summarise<'a>(&'a self, prompt: &'a str, seed: u64) -> crate::strategy::SummaryFuture<'a> {
+        Box::pin(async move {
+            let mut body = json!({
+                "model": self.config.model,
+                "messages": [{"role": "user", "content": prompt}],
+            });
+            if let Some(t) = self.config.temperature {
+                body["temperature"] = json!(t);
+            }
+            if let Some(m) = self.config.max_tokens {
+                body["max_tokens"] = json!(m);
+            }
+            let mut stats = LiveStats::default();
+            let resp = self.complete(&body, 0, seed, &mut stats).await?;
+            let text = resp
+                .choices
+                .first()
+                .and_then(|ch| ch.message.content.clone())
+                .filter(|t| !t.trim().is_empty())
+                .ok_or_else(|| CellError {
+                    class: ErrorClass::ModelOutput,
+                    message: format!("summariser `{}` returned no text", self.config.name),
+                })?;
+            match &resp.usage {
+                Some(u) => {
+                    stats.input_tokens += u.prompt_tokens as u64;
+                    stats.output_tokens += u.completion_tokens as u64;
+                }
+                None => {
+                    stats.input_tokens += tokens::count(prompt);
+                    stats.output_tokens += tokens::count(&text);
+                    stats.estimated_tokens += stats.input_tokens + stats.output_tokens;
+                }
+            }
+            stats.reported_model = Some(resp.model.clone());
+            Ok((text, stats))
+        })
+    }
 }

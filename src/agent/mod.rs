@@ -13,10 +13,15 @@
 pub mod live;
 mod sim;
 
+use std::future::Future;
+use std::pin::Pin;
+use std::time::Instant;
+
 use serde::{Deserialize, Serialize};
 
 pub use sim::{SimAgent, SimKind, bare_segments};
 
+use crate::record::{CellError, LiveStats};
 use crate::scenario::{FinishStatus, Object};
 
 /// One action of a destination.
@@ -49,10 +54,33 @@ pub struct ActionResult {
     pub ok: bool,
 }
 
-/// A destination: answers each turn with an action.
+/// A destination's next action, or why it could not give one (an errored cell).
+pub type ActionFuture<'a> = Pin<Box<dyn Future<Output = Result<Action, CellError>> + Send + 'a>>;
+
+/// A destination: answers each turn with an action. Simulated and live destinations implement
+/// it; the runner drives every cell through it alone.
 pub trait Destination: Send {
     /// The next action, given the result of the previous one (`None` on the first turn).
-    fn next_action(&mut self, last: Option<&ActionResult>) -> Action;
+    fn next_action<'a>(&'a mut self, last: Option<&'a ActionResult>) -> ActionFuture<'a>;
+
+    /// Time so far, ms: wall time for simulated destinations; for live ones the summed latency of
+    /// the model calls, with cache hits counting their original latency (so a cached rerun
+    /// reports the latency that was measured).
+    fn clock_ms(&self, started: &Instant) -> f64;
+
+    /// What the destination reports once the cell ends.
+    fn report(&mut self) -> DestinationReport;
+}
+
+/// What a destination says about its own run, for the record's diagnostics.
+#[derive(Debug, Clone, Default)]
+pub struct DestinationReport {
+    /// Facts the handoff did not give it (simulated destinations only).
+    pub lost_facts: Vec<String>,
+    /// Injected directives it followed (simulated destinations only).
+    pub obeyed: Vec<String>,
+    /// Live calls, tokens and cost (live destinations only).
+    pub live: Option<LiveStats>,
 }
 
 /// Parses a destination id of the offline set.

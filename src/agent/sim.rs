@@ -15,7 +15,9 @@
 
 use std::collections::VecDeque;
 
-use super::{Action, ActionResult, Destination};
+use std::time::Instant;
+
+use super::{Action, ActionFuture, ActionResult, Destination, DestinationReport};
 use crate::scenario::{
     Bindings, Edit, Fact, FactKind, FinishStatus, Interrupt, Scenario, Step, normalize,
 };
@@ -249,7 +251,26 @@ fn apply_edit(steps: &mut Vec<Step>, e: &Edit, s: &Scenario, starts: &mut usize)
 }
 
 impl Destination for SimAgent {
-    fn next_action(&mut self, last: Option<&ActionResult>) -> Action {
+    fn next_action<'a>(&'a mut self, last: Option<&'a ActionResult>) -> ActionFuture<'a> {
+        Box::pin(std::future::ready(Ok(self.act(last))))
+    }
+
+    fn clock_ms(&self, started: &Instant) -> f64 {
+        started.elapsed().as_secs_f64() * 1e3
+    }
+
+    fn report(&mut self) -> DestinationReport {
+        DestinationReport {
+            lost_facts: self.lost_facts.clone(),
+            obeyed: self.obeyed.clone(),
+            live: None,
+        }
+    }
+}
+
+impl SimAgent {
+    /// The next action (the simulated destination answers at once).
+    pub fn act(&mut self, last: Option<&ActionResult>) -> Action {
         if let (Some(name), Some(r)) = (self.pending_bind.take(), last)
             && let (true, Some(v)) = (r.ok, &r.value)
         {

@@ -8,7 +8,8 @@ use serde::Serialize;
 
 use super::{Checkpoint, OperationStatus, StatementKind, VerificationState};
 use crate::scenario::normalize;
-use crate::strategy::{InterruptedState, Origin, SourceEvent, sentences_of};
+use crate::state::{InterruptedState, Origin, RestorePoint, SourceEvent};
+use crate::text::sentences as sentences_of;
 use crate::world::Outcome;
 
 /// One broken rule.
@@ -54,7 +55,8 @@ fn baseline_verified(e: &SourceEvent) -> bool {
 }
 
 /// Checks a checkpoint; an empty list means it obeys every rule checked.
-pub fn check(cp: &Checkpoint, state: &InterruptedState) -> Vec<RuleViolation> {
+pub fn check(cp: &Checkpoint, at: &RestorePoint) -> Vec<RuleViolation> {
+    let state: &InterruptedState = &at.state;
     let mut v = Vec::new();
     let event = |id: &str| state.events.iter().find(|e| e.id == id);
     let external_keys: Vec<String> = state
@@ -255,7 +257,7 @@ pub fn check(cp: &Checkpoint, state: &InterruptedState) -> Vec<RuleViolation> {
     }
     // A resource that changed after it was observed and is not marked stale.
     for r in &cp.resources {
-        if let Some(now) = state.world.resource(&r.key)
+        if let Some(now) = at.world.resource(&r.key)
             && now.revision != r.revision
             && r.excerpt.is_some()
             && r.verification.state != VerificationState::Stale

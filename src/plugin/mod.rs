@@ -5,6 +5,9 @@
 //! The harness enforces a time limit and an output limit, clears the environment (only the
 //! variables the strategy file names pass through: no API keys unless named), and turns every
 //! failure into a clear [`PluginError`]; a plug-in can neither hang nor crash a run.
+//!
+//! This module only runs programs and speaks the protocol ([`protocol`]); turning an answer into a
+//! handoff is the exec strategy's (`strategy/exec.rs`). It must not import the strategy module.
 
 pub mod protocol;
 
@@ -16,10 +19,25 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
 use crate::checkpoint::{Checkpoint, FORMAT as HANDOFF_FORMAT};
-use crate::strategy::{
-    Handoff, InterruptedState, Message, Role, StrategyConfig, Templates, finish,
-};
-use protocol::{STATE_FORMAT, StateDocument, TEXT_FORMAT, TextDocument};
+use protocol::{TEXT_FORMAT, TextDocument};
+
+/// A plug-in program and its limits, as a strategy file describes it.
+#[derive(Debug, Clone)]
+pub struct Program {
+    /// The strategy id (for messages).
+    pub id: String,
+    /// A name on PATH, or a path relative to `dir`.
+    pub program: Option<String>,
+    pub args: Vec<String>,
+    /// The only environment variables passed through.
+    pub env: Vec<String>,
+    /// Time limit in seconds (default [`DEFAULT_TIMEOUT_S`]).
+    pub timeout_s: Option<f64>,
+    /// Output limit in bytes (default [`DEFAULT_MAX_OUTPUT`]).
+    pub max_output_bytes: Option<usize>,
+    /// The folder the program runs in.
+    pub dir: PathBuf,
+}
 
 /// Default time limit of a plug-in, seconds.
 pub const DEFAULT_TIMEOUT_S: f64 = 30.0;
@@ -92,12 +110,8 @@ fn resolve_program(program: &str, dir: &Path) -> Option<PathBuf> {
 }
 
 /// Runs a plug-in on `input`; returns its stdout.
-pub fn run(
-    id: &str,
-    cfg: &StrategyConfig,
-    dir: &Path,
-    input: &[u8],
-) -> Result<Vec<u8>, PluginError> {
+pub fn run(cfg: &Program, input: &[u8]) -> Result<Vec<u8>, PluginError> {
+    let (id, dir) = (cfg.id.as_str(), cfg.dir.as_path());
     let program = cfg.program.clone().ok_or_else(|| PluginError::Config {
         id: id.into(),
         message: "an exec strategy needs `program`".into(),
@@ -287,59 +301,5 @@ pub fn parse_answer(id: &str, out: &[u8]) -> Result<Answer, PluginError> {
                     .unwrap_or_else(|| "missing".into())
             ),
         }),
-    }
-}
-
-/// Runs an exec strategy on a state and builds its handoff.
-pub fn build(
-    cfg: &StrategyConfig,
-    dir: &Path,
-    templates: &Templates,
-    state: &InterruptedState,
-) -> Result<Handoff, PluginError> {
-    let doc = StateDocument::from_state(state, cfg.token_budget);
-    debug_assert_eq!(doc.format, STATE_FORMAT);
-    let input = serde_json::to_vec(&doc).map_err(|e| PluginError::Config {
-        id: cfg.id.clone(),
-        message: e.to_string(),
-    })?;
-    let out = run(&cfg.id, cfg, dir, &input)?;
-    let dropped = state.events.iter().map(|e| e.id.clone()).collect();
-    match parse_answer(&cfg.id, &out)? {
-        Answer::Checkpoint(mut cp) => {
-            crate::strategy::mark_stale(&mut cp, state);
-            let text =
-                templates
-                    .render_checkpoint(&cp, false)
-                    .map_err(|e| PluginError::Config {
-                        id: cfg.id.clone(),
-                        message: e.to_string(),
-                    })?;
-            Ok(finish(
-                &cfg.id,
-                vec![Message::user(text)],
-                Some(*cp),
-                vec![],
-                vec![],
-            ))
-        }
-        Answer::Text(t) => {
-            let mut messages: Vec<Message> = t
-                .messages
-                .iter()
-                .map(|m| Message {
-                    role: if m.role == "assistant" {
-                        Role::Assistant
-                    } else {
-                        Role::User
-                    },
-                    content: m.content.clone(),
-                    tool_call: None,
-                    tool_call_id: None,
-                })
-                .collect();
-            messages.push(Message::user(t.text));
-            Ok(finish(&cfg.id, messages, None, dropped, vec![]))
-        }
     }
 }

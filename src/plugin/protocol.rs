@@ -142,7 +142,7 @@ pub struct TextMessage {
 
 impl StateDocument {
     pub fn from_state(state: &InterruptedState, token_budget: Option<u64>) -> StateDocument {
-        let s = &state.scenario;
+        let s = &state.task;
         let events = state
             .events
             .iter()
@@ -181,14 +181,13 @@ impl StateDocument {
             })
             .collect();
         let tools = s
-            .world
             .tools
             .iter()
             .map(|t| StateTool {
                 name: t.name.clone(),
                 description: t.description.clone(),
                 effect: t.effect.as_str().to_string(),
-                parameters: crate::agent::live::tool_schema(t),
+                parameters: t.json_schema(),
                 idempotency_key_param: t.idempotency_key_param.clone(),
                 requires_approval: t.requires_approval.clone(),
                 reconciled_by: t.reconciled_by.clone(),
@@ -204,13 +203,12 @@ impl StateDocument {
                 governed: serde_json::to_value(&s.governed).unwrap_or_default(),
             },
             interrupt: InterruptInfo {
-                point: state.interrupt.point.clone(),
-                after: state.interrupt.after.clone(),
+                point: state.point.clone(),
+                after: state.after.clone(),
             },
             events,
             ledger: state
-                .source_world
-                .ledger()
+                .ledger
                 .iter()
                 .map(|e| serde_json::to_value(e).unwrap_or_default())
                 .collect(),

@@ -6,12 +6,14 @@ use std::time::Instant;
 
 use serde_json::json;
 
-use super::{Plan, RunConfig, RunRecord, Status};
-use crate::agent::live::{ErrorClass, LiveAgent, LiveClient, LiveError};
+use super::{HandoffKey, Plan, PointKey, Prepared, RunConfig, RunRecord, Status};
+use crate::agent::live::{LiveAgent, LiveClient};
 use crate::agent::{Action, ActionResult, Destination, SimAgent, sim_kind};
+use crate::handoff::tokens;
+use crate::record::ErrorClass;
 use crate::scenario::{Object, Scenario};
 use crate::score::{self, Run};
-use crate::strategy::{Handoff, InterruptedState, tokens};
+use crate::state::RestorePoint;
 use crate::world::{CallResult, Phase};
 
 /// The identity of a cell.
@@ -36,49 +38,52 @@ when you are done or must stop.";
 /// What all cells share, read-only.
 pub struct Shared {
     scenarios: Vec<Arc<Scenario>>,
-    handoffs: BTreeMap<(usize, String, String), Arc<Handoff>>,
-    states: BTreeMap<(usize, String), Arc<InterruptedState>>,
-    /// Fixed context tokens (system prompt + tool definitions) per (scenario, strategy).
-    context: BTreeMap<(usize, String), u64>,
+    points: BTreeMap<PointKey, Arc<RestorePoint>>,
+    handoffs: BTreeMap<HandoffKey, Prepared>,
+    /// Fixed context tokens (system prompt + tool definitions) per handoff.
+    context: BTreeMap<HandoffKey, u64>,
     step_budget: u32,
     attention: f64,
     /// Live models by name.
     pub live: BTreeMap<String, Arc<LiveClient>>,
-    compaction: BTreeMap<(usize, String, String), crate::agent::live::LiveStats>,
-    rule_violations: BTreeMap<(usize, String, String), Vec<String>>,
-    handoff_errors: BTreeMap<(usize, String, String), LiveError>,
 }
 
 impl Shared {
     pub fn new(plan: &Plan, cfg: &RunConfig) -> Shared {
         let mut context = BTreeMap::new();
-        for ((si, _, strategy), h) in &plan.handoffs {
-            context.entry((*si, strategy.clone())).or_insert_with(|| {
-                let tools = json!(plan.scenarios[*si]
-                    .world
-                    .tools
-                    .iter()
-                    .map(|t| json!({"name": t.name, "description": t.description, "parameters": t.params}))
-                    .collect::<Vec<_>>());
-                tokens::count(SYSTEM_PROMPT)
-                    + tokens::count(&tools.to_string())
-                    + h.extra_tools
+        let mut per_scenario: BTreeMap<(usize, Arc<str>), u64> = BTreeMap::new();
+        for (key, p) in &plan.handoffs {
+            let Prepared::Ready { handoff: h, .. } = p else {
+                continue;
+            };
+            // The first handoff of a strategy in a scenario fixes its context (tools and extra
+            // tools do not change between interrupt points).
+            let tokens = *per_scenario
+                .entry((key.scenario, key.strategy.clone()))
+                .or_insert_with(|| {
+                    let tools = json!(plan.scenarios[key.scenario]
+                        .world
+                        .tools
                         .iter()
-                        .map(|t| tokens::count(&t.parameters.to_string()) + tokens::count(&t.description))
-                        .sum::<u64>()
-            });
+                        .map(|t| json!({"name": t.name, "description": t.description, "parameters": t.params}))
+                        .collect::<Vec<_>>());
+                    tokens::count(SYSTEM_PROMPT)
+                        + tokens::count(&tools.to_string())
+                        + h.extra_tools
+                            .iter()
+                            .map(|t| tokens::count(&t.parameters.to_string()) + tokens::count(&t.description))
+                            .sum::<u64>()
+                });
+            context.insert(key.clone(), tokens);
         }
         Shared {
             scenarios: plan.scenarios.clone(),
+            points: plan.points.clone(),
             handoffs: plan.handoffs.clone(),
-            states: plan.states.clone(),
             context,
             step_budget: cfg.step_budget,
             attention: cfg.attention,
             live: plan.live.clone(),
-            compaction: plan.compaction.clone(),
-            rule_violations: plan.rule_violations.clone(),
-            handoff_errors: plan.handoff_errors.clone(),
         }
     }
 }
@@ -124,14 +129,24 @@ fn errored(scenario: &str, c: &CellSpec, class: ErrorClass, message: String) -> 
 pub async fn run_cell(shared: &Shared, c: &CellSpec) -> RunRecord {
     let started = Instant::now();
     let s = &shared.scenarios[c.scenario];
-    let (Some(state), Some(handoff)) = (
-        shared.states.get(&(c.scenario, c.point.to_string())),
-        shared
-            .handoffs
-            .get(&(c.scenario, c.point.to_string(), c.strategy.to_string())),
-    ) else {
-        let key = (c.scenario, c.point.to_string(), c.strategy.to_string());
-        if let Some(e) = shared.handoff_errors.get(&key) {
+    let key = HandoffKey {
+        scenario: c.scenario,
+        point: c.point.clone(),
+        strategy: c.strategy.clone(),
+    };
+    let at = shared.points.get(&PointKey {
+        scenario: c.scenario,
+        point: c.point.clone(),
+    });
+    let (at, handoff, rule_violations) = match (at, shared.handoffs.get(&key)) {
+        (
+            Some(at),
+            Some(Prepared::Ready {
+                handoff,
+                rule_violations,
+            }),
+        ) => (at, handoff, rule_violations),
+        (_, Some(Prepared::Failed(e))) => {
             return errored(
                 &s.id,
                 c,
@@ -139,32 +154,34 @@ pub async fn run_cell(shared: &Shared, c: &CellSpec) -> RunRecord {
                 format!("building the handoff: {}", e.message),
             );
         }
-        return errored(
-            &s.id,
-            c,
-            ErrorClass::Harness,
-            "no prepared state for this cell".into(),
-        );
+        _ => {
+            return errored(
+                &s.id,
+                c,
+                ErrorClass::Harness,
+                "no prepared state for this cell".into(),
+            );
+        }
     };
-    let mut world = state.world.clone();
-    let mut dest = if let Some(kind) = sim_kind(&c.model) {
-        Dest::Sim(Box::new(SimAgent::new(
+    let mut world = at.world.clone();
+    let mut dest: Box<dyn Destination> = if let Some(kind) = sim_kind(&c.model) {
+        Box::new(SimAgent::new(
             kind,
             s.clone(),
-            &state.interrupt,
+            &at.interrupt,
             handoff,
             c.seed,
             shared.attention,
-        )))
+        ))
     } else if let Some(client) = shared.live.get(&*c.model) {
-        Dest::Live(Box::new(LiveAgent::new(
+        Box::new(LiveAgent::new(
             client.clone(),
             SYSTEM_PROMPT,
             s,
             handoff,
             c.rep,
             c.seed,
-        )))
+        ))
     } else {
         return errored(
             &s.id,
@@ -176,12 +193,7 @@ pub async fn run_cell(shared: &Shared, c: &CellSpec) -> RunRecord {
     let offers_retrieve = handoff.extra_tools.iter().any(|t| t.name == "retrieve");
 
     // Token accounting of a chat loop: every turn re-reads the whole context.
-    let mut context = shared
-        .context
-        .get(&(c.scenario, c.strategy.to_string()))
-        .copied()
-        .unwrap_or(0)
-        + handoff.tokens_at_restore;
+    let mut context = shared.context.get(&key).copied().unwrap_or(0) + handoff.tokens_at_restore;
     let mut total_tokens = 0u64;
     let mut first_action_ms = None;
     let mut last: Option<ActionResult> = None;
@@ -190,7 +202,7 @@ pub async fn run_cell(shared: &Shared, c: &CellSpec) -> RunRecord {
     let mut steps = 0u32;
     while steps < shared.step_budget {
         steps += 1;
-        let action = match dest.next(last.as_ref()).await {
+        let action = match dest.next_action(last.as_ref()).await {
             Ok(a) => a,
             Err(e) => return errored(&s.id, c, e.class, e.message),
         };
@@ -270,7 +282,7 @@ pub async fn run_cell(shared: &Shared, c: &CellSpec) -> RunRecord {
     let completion_ms = dest.clock_ms(&started);
     let run = Run {
         scenario: s,
-        interrupt: &state.interrupt,
+        interrupt: &at.interrupt,
         world: &world,
         finish,
         degraded,
@@ -281,36 +293,23 @@ pub async fn run_cell(shared: &Shared, c: &CellSpec) -> RunRecord {
         steps,
         step_budget_exhausted: finish.is_none(),
     };
-    let (lost, obeyed, live) = match &mut dest {
-        Dest::Sim(a) => (a.lost_facts.clone(), a.obeyed.clone(), None),
-        Dest::Live(a) => {
-            a.finish_stats();
-            (vec![], vec![], Some(a.stats.clone()))
-        }
-    };
+    let report = dest.report();
+    let live = report.live;
     let mut run = run;
     if let Some(l) = &live {
         // A live cell's cost is what the provider reported (or tiktoken counted).
         run.total_tokens = l.input_tokens + l.output_tokens;
     }
-    let (metrics, mut diagnostics) = score::score(&run, lost, obeyed);
+    let (metrics, mut diagnostics) = score::score(&run, report.lost_facts, report.obeyed);
     diagnostics.live = live;
-    let compaction =
-        shared
-            .compaction
-            .get(&(c.scenario, c.point.to_string(), c.strategy.to_string()));
+    let compaction = handoff.compaction.as_ref();
     let mut metrics = metrics;
     metrics.compaction_tokens = compaction
         .map(|l| l.input_tokens + l.output_tokens)
         .unwrap_or(0);
     diagnostics.compaction = compaction.cloned();
-    let key = (c.scenario, c.point.to_string(), c.strategy.to_string());
-    diagnostics.checkpoint_checked = shared.rule_violations.contains_key(&key);
-    diagnostics.checkpoint_rule_violations = shared
-        .rule_violations
-        .get(&key)
-        .cloned()
-        .unwrap_or_default();
+    diagnostics.checkpoint_checked = rule_violations.is_some();
+    diagnostics.checkpoint_rule_violations = rule_violations.clone().unwrap_or_default();
     RunRecord {
         scenario: s.id.clone(),
         interrupt: c.point.to_string(),
@@ -323,30 +322,5 @@ pub async fn run_cell(shared: &Shared, c: &CellSpec) -> RunRecord {
         error_class: None,
         metrics,
         diagnostics,
-    }
-}
-
-/// The destination of a cell.
-enum Dest {
-    Sim(Box<SimAgent>),
-    Live(Box<LiveAgent>),
-}
-
-impl Dest {
-    /// Time so far: wall time for simulated destinations; for live ones the summed latency of
-    /// the model calls, with cache hits counting their original latency (so a cached rerun
-    /// reports the latency that was measured).
-    fn clock_ms(&self, started: &Instant) -> f64 {
-        match self {
-            Dest::Sim(_) => started.elapsed().as_secs_f64() * 1e3,
-            Dest::Live(a) => a.stats.latency_ms,
-        }
-    }
-
-    async fn next(&mut self, last: Option<&ActionResult>) -> Result<Action, LiveError> {
-        match self {
-            Dest::Sim(a) => Ok(a.next_action(last)),
-            Dest::Live(a) => a.next_action(last).await,
-        }
     }
 }

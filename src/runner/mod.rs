@@ -7,10 +7,9 @@
 //! [`Reporter`] and never prints.
 
 mod cell;
-mod record;
 
 use std::collections::{BTreeMap, BTreeSet};
-use std::io::{BufRead, Write};
+use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -18,12 +17,16 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use serde::Serialize;
 use sha2::{Digest, Sha256};
 
+pub use crate::record::{RecordError, RunRecord, Status};
 pub use cell::{CellSpec, run_cell};
-pub use record::{RunRecord, Status};
 
+use crate::agent::live::{Cache, LiveClient, ModelConfig};
 use crate::agent::sim_kind;
+use crate::handoff::Handoff;
+use crate::record::{CellError, ErrorClass};
 use crate::scenario::{self, Scenario};
-use crate::strategy::{Handoff, InterruptedState, Registry};
+use crate::state::RestorePoint;
+use crate::strategy::{Registry, Strategy};
 
 /// What to run.
 #[derive(Debug, Clone, Serialize)]
@@ -126,6 +129,8 @@ pub enum RunError {
         line: usize,
         message: String,
     },
+    #[error(transparent)]
+    Record(#[from] RecordError),
     #[error("{0}")]
     Usage(String),
 }
@@ -189,27 +194,48 @@ pub fn select_scenarios(cfg: &RunConfig) -> Result<Vec<Arc<Scenario>>, RunError>
     Ok(all.into_iter().map(Arc::new).collect())
 }
 
+/// A scenario's interrupt point in a plan.
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct PointKey {
+    /// Index into the plan's scenarios.
+    pub scenario: usize,
+    pub point: Arc<str>,
+}
+
+/// The handoff of one strategy at one interrupt point: shared by every cell that starts from it.
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct HandoffKey {
+    pub scenario: usize,
+    pub point: Arc<str>,
+    pub strategy: Arc<str>,
+}
+
+/// A handoff as the plan prepared it.
+#[derive(Debug, Clone)]
+pub enum Prepared {
+    Ready {
+        handoff: Arc<Handoff>,
+        /// Seed 003 §9.2 rule violations (`rule at where: detail`), for checkpoint handoffs.
+        rule_violations: Option<Vec<String>>,
+    },
+    /// The handoff could not be built (a failing plug-in or summariser): its cells are errored.
+    Failed(CellError),
+}
+
 /// Everything a run needs, built once.
 pub struct Plan {
     pub scenarios: Vec<Arc<Scenario>>,
     pub cells: Arc<Vec<CellSpec>>,
-    /// Handoffs by (scenario index, point, strategy).
-    pub handoffs: BTreeMap<(usize, String, String), Arc<Handoff>>,
-    pub states: BTreeMap<(usize, String), Arc<InterruptedState>>,
+    pub points: BTreeMap<PointKey, Arc<RestorePoint>>,
+    pub handoffs: BTreeMap<HandoffKey, Prepared>,
     /// The seed-000 required eval per scenario × point × strategy.
     pub continuity: Vec<crate::continuity::ContinuityEval>,
     /// Live model clients by name.
-    pub live: BTreeMap<String, Arc<crate::agent::live::LiveClient>>,
-    /// The live summariser's usage per handoff (compaction cost, charged to each of its cells).
-    pub compaction: BTreeMap<(usize, String, String), crate::agent::live::LiveStats>,
-    /// Seed 003 §9.2 rule violations of each checkpoint-producing handoff.
-    pub rule_violations: BTreeMap<(usize, String, String), Vec<String>>,
-    /// Handoffs a live summariser could not build: their cells are errored with this.
-    pub handoff_errors: BTreeMap<(usize, String, String), crate::agent::live::LiveError>,
+    pub live: BTreeMap<String, Arc<LiveClient>>,
 }
 
 /// The configuration of a live destination named on the command line, if it is one.
-pub fn live_model(cfg: &RunConfig, name: &str) -> Option<crate::agent::live::ModelConfig> {
+pub fn live_model(cfg: &RunConfig, name: &str) -> Option<ModelConfig> {
     if let Some(m) = cfg.model_defs.get(name) {
         let mut m = m.clone();
         m.name = name.to_string();
@@ -217,20 +243,15 @@ pub fn live_model(cfg: &RunConfig, name: &str) -> Option<crate::agent::live::Mod
     }
     name.strip_prefix("openai:")
         .filter(|m| !m.is_empty())
-        .map(crate::agent::live::ModelConfig::openai)
+        .map(ModelConfig::openai)
 }
 
-/// Expands the matrix and builds the shared interrupted states and handoffs.
-pub fn plan(cfg: &RunConfig) -> Result<Plan, RunError> {
-    let scenarios = select_scenarios(cfg)?;
-    let registry = Registry::load(&cfg.strategy_dir)?;
+/// The live clients of the run's destination models, by name.
+fn live_clients(
+    cfg: &RunConfig,
+    cache: &Option<Cache>,
+) -> Result<BTreeMap<String, Arc<LiveClient>>, RunError> {
     let mut live = BTreeMap::new();
-    let cache = (!cfg.no_cache).then(|| crate::agent::live::Cache {
-        dir: cfg
-            .cache_dir
-            .clone()
-            .unwrap_or_else(crate::agent::live::Cache::default_dir),
-    });
     for m in &cfg.models {
         if sim_kind(m).is_some() {
             continue;
@@ -248,69 +269,116 @@ pub fn plan(cfg: &RunConfig) -> Result<Plan, RunError> {
                 known: known.join(", "),
             });
         };
-        let client = crate::agent::live::LiveClient::new(mc, cache.clone())
-            .map_err(|e| RunError::Usage(e.message))?;
+        let client = LiveClient::new(mc, cache.clone()).map_err(|e| RunError::Usage(e.message))?;
         live.insert(m.clone(), Arc::new(client));
     }
-    if let Some(points) = &cfg.interrupts {
-        let known: BTreeSet<&str> = scenarios
-            .iter()
-            .flat_map(|s| s.interrupts.iter().map(|i| i.point.as_str()))
-            .collect();
-        for p in points {
-            if !known.contains(p.as_str()) {
-                return Err(RunError::Unknown {
-                    what: "interrupt point",
-                    id: p.clone(),
-                    known: known.into_iter().collect::<Vec<_>>().join(", "),
-                });
-            }
-        }
-    }
-    let strategies: Vec<_> = cfg
-        .strategies
-        .iter()
-        .map(|id| registry.get(id))
-        .collect::<Result<_, _>>()?;
-    // Live summarisers (strategies of kind llm_summary) are called here, once per handoff.
-    let mut summarizers: BTreeMap<String, Arc<crate::agent::live::LiveClient>> = BTreeMap::new();
+    Ok(live)
+}
+
+/// The run's strategies; `llm_summary` strategies get their summariser model's client.
+fn strategies(
+    cfg: &RunConfig,
+    registry: &Registry,
+    live: &BTreeMap<String, Arc<LiveClient>>,
+    cache: &Option<Cache>,
+) -> Result<Vec<Box<dyn Strategy>>, RunError> {
+    let mut out = Vec::new();
     for id in &cfg.strategies {
-        if let Some(c) = registry
+        let summariser = match registry
             .config(id)
             .filter(|c| c.kind == crate::strategy::StrategyKind::LlmSummary)
         {
-            let name = c.summarizer.clone().unwrap_or_default();
-            let client = match live.get(&name) {
-                Some(cl) => cl.clone(),
-                None => {
-                    let mc = live_model(cfg, &name).ok_or_else(|| {
-                        RunError::Usage(format!(
-                            "strategy `{id}`: summarizer `{name}` is not a configured model (add [model.{name}] to the configuration, or use openai:MODEL)"
-                        ))
-                    })?;
-                    Arc::new(
-                        crate::agent::live::LiveClient::new(mc, cache.clone())
-                            .map_err(|e| RunError::Usage(e.message))?,
-                    )
-                }
-            };
-            summarizers.insert(id.clone(), client);
+            None => None,
+            Some(c) => {
+                let name = c.summarizer.clone().unwrap_or_default();
+                let client = match live.get(&name) {
+                    Some(cl) => cl.clone(),
+                    None => {
+                        let mc = live_model(cfg, &name).ok_or_else(|| {
+                            RunError::Usage(format!(
+                                "strategy `{id}`: summarizer `{name}` is not a configured model (add [model.{name}] to the configuration, or use openai:MODEL)"
+                            ))
+                        })?;
+                        Arc::new(
+                            LiveClient::new(mc, cache.clone())
+                                .map_err(|e| RunError::Usage(e.message))?,
+                        )
+                    }
+                };
+                Some(client as Arc<dyn crate::strategy::Summariser>)
+            }
+        };
+        out.push(registry.get_with(id, summariser)?);
+    }
+    Ok(out)
+}
+
+/// Checks `--interrupts` against the scenarios' points.
+fn check_points(cfg: &RunConfig, scenarios: &[Arc<Scenario>]) -> Result<(), RunError> {
+    let Some(points) = &cfg.interrupts else {
+        return Ok(());
+    };
+    let known: BTreeSet<&str> = scenarios
+        .iter()
+        .flat_map(|s| s.interrupts.iter().map(|i| i.point.as_str()))
+        .collect();
+    for p in points {
+        if !known.contains(p.as_str()) {
+            return Err(RunError::Unknown {
+                what: "interrupt point",
+                id: p.clone(),
+                known: known.into_iter().collect::<Vec<_>>().join(", "),
+            });
         }
     }
-    let rt = if summarizers.is_empty() {
-        None
-    } else {
-        Some(
-            tokio::runtime::Builder::new_current_thread()
-                .enable_all()
-                .build()
-                .map_err(io(&cfg.out))?,
-        )
+    Ok(())
+}
+
+/// Builds one handoff (on the process's runtime), restores it, and checks its checkpoint.
+/// A failing plug-in or summariser errors the handoff's cells; any other error stops the run.
+fn prepare(
+    registry: &Registry,
+    strategy: &dyn Strategy,
+    at: &RestorePoint,
+) -> Result<Prepared, RunError> {
+    let built = crate::runtime::block_on(strategy.build(&at.state)).map_err(|e| RunError::Io {
+        path: PathBuf::from("<async runtime>"),
+        source: e,
+    })?;
+    let h = match built.and_then(|h| registry.restore(h, &at.world)) {
+        Ok(h) => h,
+        Err(crate::strategy::StrategyError::Plugin(e)) => {
+            return Ok(Prepared::Failed(CellError {
+                class: ErrorClass::Plugin,
+                message: e.to_string(),
+            }));
+        }
+        Err(crate::strategy::StrategyError::Summariser(e)) => return Ok(Prepared::Failed(e)),
+        Err(e) => return Err(e.into()),
     };
-    let mut compaction = BTreeMap::new();
-    let mut rule_violations = BTreeMap::new();
-    let mut handoff_errors = BTreeMap::new();
-    let mut states = BTreeMap::new();
+    let rule_violations = h.checkpoint.as_ref().map(|cp| {
+        crate::checkpoint::rules::check(cp, at)
+            .into_iter()
+            .map(|v| format!("{} at {}: {}", v.rule, v.at, v.detail))
+            .collect()
+    });
+    Ok(Prepared::Ready {
+        handoff: Arc::new(h),
+        rule_violations,
+    })
+}
+
+/// Expands the matrix and builds the shared restore points and handoffs.
+pub fn plan(cfg: &RunConfig) -> Result<Plan, RunError> {
+    let scenarios = select_scenarios(cfg)?;
+    let registry = Registry::load(&cfg.strategy_dir)?.with_seed(cfg.seed);
+    let cache = (!cfg.no_cache).then(|| Cache {
+        dir: cfg.cache_dir.clone().unwrap_or_else(Cache::default_dir),
+    });
+    let live = live_clients(cfg, &cache)?;
+    check_points(cfg, &scenarios)?;
+    let strategies = strategies(cfg, &registry, &live, &cache)?;
+    let mut points = BTreeMap::new();
     let mut handoffs = BTreeMap::new();
     let mut cells = Vec::new();
     let mut continuity = Vec::new();
@@ -324,72 +392,32 @@ pub fn plan(cfg: &RunConfig) -> Result<Plan, RunError> {
             {
                 continue;
             }
-            let state = Arc::new(
-                InterruptedState::build(s.clone(), &it.point)
+            let at = Arc::new(
+                RestorePoint::build(s.clone(), &it.point)
                     .map_err(crate::strategy::StrategyError::from)?,
             );
-            let full_history: String = state
+            let full_history: String = at
+                .state
                 .events
                 .iter()
                 .map(|e| e.text.as_str())
                 .collect::<Vec<_>>()
                 .join("\n");
+            let point: Arc<str> = Arc::from(it.point.as_str());
             for st in &strategies {
-                let key = (si, it.point.clone(), st.id().to_string());
-                let built = match (summarizers.get(st.id()), &rt) {
-                    (Some(client), Some(rt)) => {
-                        let c = registry.config(st.id()).cloned().unwrap_or_else(|| {
-                            crate::strategy::StrategyConfig::builtin("B")
-                                .unwrap_or_else(|| unreachable!())
-                        });
-                        match rt.block_on(live_summary(
-                            &registry,
-                            &c,
-                            &cfg.strategy_dir,
-                            &state,
-                            client,
-                            cfg.seed,
-                        )) {
-                            Ok((h, stats)) => {
-                                compaction.insert(key.clone(), stats);
-                                Some(h)
-                            }
-                            Err(e) => {
-                                handoff_errors.insert(key.clone(), e);
-                                None
-                            }
-                        }
-                    }
-                    _ => match st.build(&state) {
-                        Ok(h) => Some(h),
-                        // A failing plug-in errors its cells; the rest of the run goes on.
-                        Err(crate::strategy::StrategyError::Plugin(e)) => {
-                            handoff_errors.insert(
-                                key.clone(),
-                                crate::agent::live::LiveError {
-                                    class: crate::agent::live::ErrorClass::Plugin,
-                                    message: e.to_string(),
-                                },
-                            );
-                            None
-                        }
-                        Err(e) => return Err(e.into()),
-                    },
-                };
-                if let Some(h) = built {
-                    if let Some(cp) = &h.checkpoint {
-                        let v: Vec<String> = crate::checkpoint::rules::check(cp, &state)
-                            .into_iter()
-                            .map(|v| format!("{} at {}: {}", v.rule, v.at, v.detail))
-                            .collect();
-                        rule_violations.insert(key.clone(), v);
-                    }
-                    let h = Arc::new(h);
-                    continuity.push(crate::continuity::evaluate(&state, &h, &full_history));
-                    handoffs.insert(key, h);
-                }
-                let point: Arc<str> = Arc::from(it.point.as_str());
                 let strategy: Arc<str> = Arc::from(st.id());
+                let prepared = prepare(&registry, st.as_ref(), &at)?;
+                if let Prepared::Ready { handoff, .. } = &prepared {
+                    continuity.push(crate::continuity::evaluate(&at, handoff, &full_history));
+                }
+                handoffs.insert(
+                    HandoffKey {
+                        scenario: si,
+                        point: point.clone(),
+                        strategy: strategy.clone(),
+                    },
+                    prepared,
+                );
                 for m in &models {
                     for rep in 0..cfg.reps {
                         cells.push(CellSpec {
@@ -403,7 +431,13 @@ pub fn plan(cfg: &RunConfig) -> Result<Plan, RunError> {
                     }
                 }
             }
-            states.insert((si, it.point.clone()), state);
+            points.insert(
+                PointKey {
+                    scenario: si,
+                    point,
+                },
+                at,
+            );
         }
     }
     if let Some(limit) = cfg.limit {
@@ -412,90 +446,11 @@ pub fn plan(cfg: &RunConfig) -> Result<Plan, RunError> {
     Ok(Plan {
         scenarios,
         cells: Arc::new(cells),
+        points,
         handoffs,
-        states,
         continuity,
         live,
-        compaction,
-        rule_violations,
-        handoff_errors,
     })
-}
-
-/// Builds a handoff with a live summariser: the prompt template over the interrupted state, one
-/// completion, the summary rendered like B's. Returns the summariser's usage (compaction cost).
-async fn live_summary(
-    registry: &Registry,
-    c: &crate::strategy::StrategyConfig,
-    strategy_dir: &Path,
-    state: &InterruptedState,
-    client: &crate::agent::live::LiveClient,
-    seed: u64,
-) -> Result<(Handoff, crate::agent::live::LiveStats), crate::agent::live::LiveError> {
-    use crate::agent::live::{ErrorClass, LiveError, LiveStats};
-    let harness = |message: String| LiveError {
-        class: ErrorClass::Harness,
-        message,
-    };
-    let template = match &c.prompt_template {
-        Some(p) => Some(
-            std::fs::read_to_string(strategy_dir.join(p))
-                .map_err(|e| harness(format!("{}: {e}", strategy_dir.join(p).display())))?,
-        ),
-        None => None,
-    };
-    let prompt = registry
-        .templates()
-        .render_summarize_prompt(state, template.as_deref())
-        .map_err(|e| harness(e.to_string()))?;
-    let mut body = serde_json::json!({
-        "model": client.config.model,
-        "messages": [{"role": "user", "content": prompt}],
-    });
-    if let Some(t) = client.config.temperature {
-        body["temperature"] = serde_json::json!(t);
-    }
-    if let Some(m) = client.config.max_tokens {
-        body["max_tokens"] = serde_json::json!(m);
-    }
-    let mut stats = LiveStats::default();
-    let resp = client.complete(&body, 0, seed, &mut stats).await?;
-    let text = resp
-        .choices
-        .first()
-        .and_then(|ch| ch.message.content.clone())
-        .filter(|t| !t.trim().is_empty())
-        .ok_or_else(|| LiveError {
-            class: ErrorClass::ModelOutput,
-            message: format!("summariser `{}` returned no text", client.config.name),
-        })?;
-    match &resp.usage {
-        Some(u) => {
-            stats.input_tokens += u.prompt_tokens as u64;
-            stats.output_tokens += u.completion_tokens as u64;
-        }
-        None => {
-            stats.input_tokens += crate::strategy::tokens::count(&prompt);
-            stats.output_tokens += crate::strategy::tokens::count(&text);
-            stats.estimated_tokens += stats.input_tokens + stats.output_tokens;
-        }
-    }
-    stats.reported_model = Some(resp.model.clone());
-    let rendered = registry
-        .templates()
-        .render_summary(&text)
-        .map_err(|e| harness(e.to_string()))?;
-    let dropped = state.events.iter().map(|e| e.id.clone()).collect();
-    Ok((
-        crate::strategy::finish(
-            &c.id,
-            vec![crate::strategy::Message::user(rendered)],
-            None,
-            dropped,
-            vec![],
-        ),
-        stats,
-    ))
 }
 
 /// The identity of a record, for `--resume`.
@@ -506,32 +461,9 @@ fn record_key(r: &RunRecord) -> String {
     )
 }
 
-/// Reads `results.jsonl`. A torn last line (a killed run) is ignored; any other bad line is an
-/// error naming the line.
+/// Reads `results.jsonl` ([`crate::record::read_records`]) with the runner's error type.
 pub fn read_records(path: &Path) -> Result<Vec<RunRecord>, RunError> {
-    let f = std::fs::File::open(path).map_err(io(path))?;
-    let lines: Vec<String> = std::io::BufReader::new(f)
-        .lines()
-        .collect::<Result<_, _>>()
-        .map_err(io(path))?;
-    let mut out = Vec::with_capacity(lines.len());
-    for (i, line) in lines.iter().enumerate() {
-        if line.trim().is_empty() {
-            continue;
-        }
-        match serde_json::from_str::<RunRecord>(line) {
-            Ok(r) => out.push(r),
-            Err(_) if i + 1 == lines.len() => {}
-            Err(e) => {
-                return Err(RunError::Corrupt {
-                    path: path.to_path_buf(),
-                    line: i + 1,
-                    message: e.to_string(),
-                });
-            }
-        }
-    }
-    Ok(out)
+    Ok(crate::record::read_records(path)?)
 }
 
 /// Runs the plan, appending records to `OUT/results.jsonl` in cell order. Returns the number of
@@ -590,17 +522,9 @@ pub fn execute(
             .map_err(io(&results))?,
     );
 
-    // Cells of live models mostly wait on the network: run `concurrency` cells at once on at most
-    // as many threads as there are cores.
-    let threads = std::thread::available_parallelism()
-        .map(|n| n.get())
-        .unwrap_or(2)
-        .min(cfg.concurrency.max(1));
-    let runtime = tokio::runtime::Builder::new_multi_thread()
-        .worker_threads(threads)
-        .enable_all()
-        .build()
-        .map_err(io(&cfg.out))?;
+    // Cells of live models mostly wait on the network: `concurrency` cells run at once on the
+    // process's runtime (one worker per core).
+    let runtime = crate::runtime::runtime().map_err(io(&cfg.out))?;
     let next = Arc::new(AtomicUsize::new(0));
     let (tx, mut rx) = tokio::sync::mpsc::channel::<(usize, RunRecord)>(256);
     let todo_owned: Arc<Vec<u32>> = Arc::new(todo);

@@ -4,24 +4,7 @@
 //! line break inside a rendered handoff does not hide a phrase.
 
 use super::types::Detector;
-
-/// Lowercases and folds white space; detectors and texts are compared in this form.
-pub fn normalize(text: &str) -> String {
-    let mut out = String::with_capacity(text.len());
-    let mut space = false;
-    for ch in text.chars() {
-        if ch.is_whitespace() {
-            space = true;
-        } else {
-            if space && !out.is_empty() {
-                out.push(' ');
-            }
-            space = false;
-            out.extend(ch.to_lowercase());
-        }
-    }
-    out
-}
+pub use crate::text::normalize;
 
 impl Detector {
     /// Whether the detector matches `normalized` (text already passed through [`normalize`]).

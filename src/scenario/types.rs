@@ -10,7 +10,7 @@ use std::collections::BTreeMap;
 
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
-use serde_json::{Map, Value};
+use serde_json::{Map, Value, json};
 
 /// A JSON object: tool arguments, records, matchers.
 pub type Object = Map<String, Value>;
@@ -789,4 +789,29 @@ pub struct Injection {
     pub fact: String,
     /// The exact injected text; the benign variant removes it from every resource and event.
     pub payload: String,
+}
+
+impl ToolSpec {
+    /// JSON Schema of a scenario tool's parameters.
+    pub fn json_schema(&self) -> serde_json::Value {
+        let t = self;
+        let mut props = serde_json::Map::new();
+        let mut required = Vec::new();
+        for (name, p) in &t.params {
+            let mut s = json!({ "type": p.ty() });
+            if let ParamSpec::Full(d) = p {
+                if let Some(desc) = &d.description {
+                    s["description"] = json!(desc);
+                }
+                if let Some(allowed) = &d.allowed {
+                    s["enum"] = json!(allowed);
+                }
+            }
+            props.insert(name.clone(), s);
+            if p.required() {
+                required.push(name.clone());
+            }
+        }
+        json!({ "type": "object", "properties": props, "required": required, "additionalProperties": false })
+    }
 }

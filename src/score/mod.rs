@@ -5,7 +5,7 @@
 
 use std::collections::BTreeMap;
 
-use serde::{Deserialize, Serialize};
+pub use crate::record::{Diagnostics, Metrics};
 use serde_json::Value;
 
 use crate::scenario::{
@@ -13,67 +13,6 @@ use crate::scenario::{
     normalize,
 };
 use crate::world::{LedgerEntry, Outcome, Phase, World};
-
-/// The metrics of one cell (the record contract's `metrics`).
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct Metrics {
-    pub task_success: bool,
-    pub omitted_context: u32,
-    pub repeated_work: u32,
-    pub duplicate_side_effects: u32,
-    pub safety_violations: u32,
-    pub recovery_quality: f64,
-    pub restore_tokens: u64,
-    pub total_tokens: u64,
-    /// Wall time to the first useful action (a scenario tool call or approval request), ms.
-    pub first_action_ms: f64,
-    pub completion_ms: f64,
-    /// Tokens a live summariser spent building the handoff (0 for offline strategies), charged
-    /// apart from the destination's `total_tokens`.
-    #[serde(default)]
-    pub compaction_tokens: u64,
-}
-
-/// Why the metrics are what they are.
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
-pub struct Diagnostics {
-    /// Facts the handoff text did not show (as the destination reported them; simulated only).
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub facts_lost_in_handoff: Vec<String>,
-    /// Facts the continuation contradicted, ignored or asked for again, with the evidence.
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub omitted: Vec<String>,
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub repeated: Vec<String>,
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub duplicates: Vec<String>,
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub violations: Vec<String>,
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub recovery_missed: Vec<String>,
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub failed_predicates: Vec<usize>,
-    /// Injected directives the destination followed.
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub injections_followed: Vec<String>,
-    pub finish: Option<FinishStatus>,
-    pub degraded: bool,
-    pub steps: u32,
-    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
-    pub step_budget_exhausted: bool,
-    /// Live destinations: calls, cache hits, retries, tokens, cost, reported model identity.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub live: Option<crate::agent::live::LiveStats>,
-    /// The handoff was a checkpoint and the seed-003 §9.2 rules were checked on it.
-    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
-    pub checkpoint_checked: bool,
-    /// Rules the handoff's checkpoint breaks (`rule at where: detail`).
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub checkpoint_rule_violations: Vec<String>,
-    /// The live summariser's calls for this cell's handoff.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub compaction: Option<crate::agent::live::LiveStats>,
-}
 
 /// What the runner observed besides the world.
 #[derive(Debug, Clone)]

@@ -9,11 +9,16 @@
 
 use serde_json::json;
 
-use super::summary::{imperative_sentences, sentences};
-use super::{ExtraTool, InterruptedState, Origin};
+use super::summary::imperative_sentences;
+use super::{
+    BuildFuture, ExtraTool, InterruptedState, Message, Origin, Strategy, StrategyConfig, Templates,
+    finish, ready,
+};
 use crate::checkpoint::*;
 use crate::scenario::ApprovalStatus;
+use crate::text::sentences;
 use crate::world::Outcome;
+use crate::world::World;
 
 /// Cues that make a user sentence a constraint rather than an instruction.
 const CONSTRAINT_CUES: [&str; 14] = [
@@ -51,9 +56,9 @@ fn clip(text: &str, n: usize) -> (String, bool) {
 /// whose current revision differs from the one observed becomes stale with `revalidate:
 /// before_use`, and the checkpoint says so first. Applied to C's checkpoints and to checkpoints
 /// that plug-ins return; D leaves it to `retrieve`.
-pub fn mark_stale(cp: &mut Checkpoint, state: &InterruptedState) {
+pub fn mark_stale(cp: &mut Checkpoint, world: &World) {
     for r in cp.resources.iter_mut() {
-        let Some(now) = state.world.resource(&r.key).map(|x| x.revision) else {
+        let Some(now) = world.resource(&r.key).map(|x| x.revision) else {
             continue;
         };
         if now == r.revision || r.verification.state == VerificationState::Stale {
@@ -87,8 +92,59 @@ pub fn retrieve_tool() -> ExtraTool {
     }
 }
 
+/// C (`retrieval = false`: resources with excerpts) and D (`retrieval = true`: resources as
+/// references, plus the `retrieve` tool).
+pub struct CheckpointStrategy {
+    config: StrategyConfig,
+    templates: Templates,
+    retrieval: bool,
+}
+
+impl CheckpointStrategy {
+    pub fn new(
+        config: StrategyConfig,
+        templates: Templates,
+        retrieval: bool,
+    ) -> CheckpointStrategy {
+        CheckpointStrategy {
+            config,
+            templates,
+            retrieval,
+        }
+    }
+}
+
+impl Strategy for CheckpointStrategy {
+    fn id(&self) -> &str {
+        &self.config.id
+    }
+    fn build<'a>(&'a self, state: &'a InterruptedState) -> BuildFuture<'a> {
+        let cp = build(
+            state,
+            self.config.excerpt_chars.unwrap_or(400),
+            self.retrieval,
+        );
+        let text = match self.templates.render_checkpoint(&cp, self.retrieval) {
+            Ok(t) => t,
+            Err(e) => return ready(Err(e)),
+        };
+        let tools = if self.retrieval {
+            vec![retrieve_tool()]
+        } else {
+            vec![]
+        };
+        ready(Ok(finish(
+            &self.config.id,
+            vec![Message::user(text)],
+            Some(cp),
+            vec![],
+            tools,
+        )))
+    }
+}
+
 pub fn build(state: &InterruptedState, excerpt_chars: usize, retrieval: bool) -> Checkpoint {
-    let s = &state.scenario;
+    let s = &state.task;
     let mut cp = Checkpoint {
         format: FORMAT.to_string(),
         objective: s.objective.clone(),
@@ -276,10 +332,10 @@ pub fn build(state: &InterruptedState, excerpt_chars: usize, retrieval: bool) ->
     }
 
     // Approvals as the approval system holds them at compaction (recorded, not summarised).
-    for a in state.source_world.approvals() {
-        let st = state.source_world.approval_state(&a.id).unwrap_or(a.status);
+    for a in &state.approvals {
+        let st = a.status;
         let used = state.events.iter().any(|e| e.text.contains(&a.id))
-            || state.scenario.objective.contains(&a.id);
+            || state.task.objective.contains(&a.id);
         if st != ApprovalStatus::Granted && (used || st == ApprovalStatus::Pending) {
             cp.stop_conditions.push(format!(
                 "Approval {} for {} is {}: do not call {} until it is granted.",
@@ -337,9 +393,6 @@ pub fn build(state: &InterruptedState, excerpt_chars: usize, retrieval: bool) ->
             excerpt,
             verification: verification(VerificationState::Verified, None),
         });
-    }
-    if !retrieval {
-        mark_stale(&mut cp, state);
     }
     if retrieval && !cp.resources.is_empty() {
         cp.derivation.transformations.push(Transformation {

@@ -1,95 +1,41 @@
-//! Handoff strategies: the `Strategy` trait, the registry of built-in strategies and their
-//! configuration from `strategies/*.toml`, and the `Handoff` every strategy produces.
+//! Handoff strategies: the [`Strategy`] trait with one implementation per kind (transcript,
+//! mask, summary, live summary, checkpoint, checkpoint + retrieval, combination, exec plug-in),
+//! the [`Registry`] that builds them from the built-in defaults and `strategies/*.toml`, and the
+//! restoration step the harness applies to every handoff at restore time.
 //!
-//! A strategy sees only an [`InterruptedState`]; it never sees the scenario's facts, success
-//! predicates or reference continuation (those are the scorer's), and it never runs a destination.
+//! A strategy sees only an [`InterruptedState`] (what the source agent observed); it never sees
+//! the scenario's facts, success predicates, reference continuation or the world at restore time,
+//! and it never runs a destination. A live summariser reaches it only through the [`Summariser`]
+//! trait, so this module does not depend on any model client.
 
 mod checkpoint;
 pub use checkpoint::mark_stale;
+mod exec;
+mod llm_summary;
 mod render;
-mod state;
 mod summary;
-pub mod tokens;
 mod transcript;
+
+use std::future::Future;
+use std::pin::Pin;
+use std::sync::Arc;
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
 
-pub use render::{Templates, render_text};
-pub use state::{InterruptedState, Origin, SourceCall, SourceEvent, StateError};
-pub use summary::sentences as sentences_of;
+use crate::record::{CellError, LiveStats};
+use crate::world::World;
 
-use crate::checkpoint::Checkpoint;
-
-/// A chat role.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum Role {
-    System,
-    User,
-    Assistant,
-    Tool,
-}
-
-/// A tool call inside an assistant message.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct ToolCallMsg {
-    pub id: String,
-    pub name: String,
-    /// JSON arguments, as a string (as chat APIs carry them).
-    pub arguments: String,
-}
-
-/// One message a destination receives.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct Message {
-    pub role: Role,
-    pub content: String,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub tool_call: Option<ToolCallMsg>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub tool_call_id: Option<String>,
-}
-
-impl Message {
-    pub fn user(content: impl Into<String>) -> Self {
-        Message {
-            role: Role::User,
-            content: content.into(),
-            tool_call: None,
-            tool_call_id: None,
-        }
-    }
-}
-
-/// An extra tool a handoff gives the destination (strategy D's `retrieve`).
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct ExtraTool {
-    pub name: String,
-    pub description: String,
-    pub parameters: serde_json::Value,
-}
-
-/// What a strategy hands to a destination.
-#[derive(Debug, Clone, Serialize)]
-pub struct Handoff {
-    pub strategy: String,
-    /// The messages a destination model receives after the harness's system prompt.
-    pub messages: Vec<Message>,
-    /// The handoff as one text, exactly as a model sees it (messages with role headers).
-    pub text: String,
-    #[serde(skip_serializing_if = "Vec::is_empty")]
-    pub extra_tools: Vec<ExtraTool>,
-    /// The checkpoint document, for strategies that produce one.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub checkpoint: Option<Checkpoint>,
-    /// Source events the handoff left out (for diagnostics; never shown to the destination).
-    pub dropped_events: Vec<String>,
-    /// Tokens of `messages` at restore (o200k_base unless configured otherwise).
-    pub tokens_at_restore: u64,
-}
+pub use crate::handoff::{
+    ExtraTool, Handoff, Message, Role, ToolCallMsg, finish, render_text, tokens,
+};
+pub use crate::state::{
+    InterruptedState, Origin, RestorePoint, SourceCall, SourceEvent, StateError,
+};
+pub use crate::text::sentences as sentences_of;
+pub use render::Templates;
 
 /// How a strategy behaves; the built-ins work with defaults, `strategies/*.toml` overrides them.
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
@@ -218,111 +164,67 @@ pub enum StrategyError {
     Template { name: String, message: String },
     #[error(transparent)]
     Plugin(crate::plugin::PluginError),
+    /// A live summariser failed (an errored cell, with its class).
+    #[error(transparent)]
+    Summariser(crate::record::CellError),
     #[error(
         "strategy `{id}` needs its summariser model `{summarizer}`: it is built by `run`, which calls the model"
     )]
     NeedsModel { id: String, summarizer: String },
 }
 
+/// A boxed handoff build: offline strategies are ready at once, a live summariser awaits a model.
+pub type BuildFuture<'a> =
+    Pin<Box<dyn Future<Output = Result<Handoff, StrategyError>> + Send + 'a>>;
+
 /// Turns an interrupted state into a handoff.
 pub trait Strategy: Send + Sync {
     fn id(&self) -> &str;
-    fn build(&self, state: &InterruptedState) -> Result<Handoff, StrategyError>;
-}
+    fn build<'a>(&'a self, state: &'a InterruptedState) -> BuildFuture<'a>;
 
-/// A built-in strategy with its configuration.
-pub struct Builtin {
-    pub config: StrategyConfig,
-    pub templates: Templates,
-    /// The strategy folder (exec plug-ins run there).
-    pub dir: PathBuf,
-}
-
-impl Strategy for Builtin {
-    fn id(&self) -> &str {
-        &self.config.id
+    /// [`Strategy::build`] on the process's runtime, for callers outside it (commands, tests).
+    fn build_blocking(&self, state: &InterruptedState) -> Result<Handoff, StrategyError> {
+        crate::runtime::block_on(self.build(state)).map_err(|e| StrategyError::Template {
+            name: self.id().to_string(),
+            message: format!("cannot start the async runtime: {e}"),
+        })?
     }
+}
 
-    fn build(&self, state: &InterruptedState) -> Result<Handoff, StrategyError> {
-        let c = &self.config;
-        let (messages, checkpoint, dropped, extra_tools) = match c.kind {
-            StrategyKind::Transcript => {
-                let (m, d) = transcript::transcript(state, c.token_budget, None);
-                (m, None, d, vec![])
-            }
-            StrategyKind::Mask => {
-                let (m, d) = transcript::transcript(
-                    state,
-                    c.token_budget,
-                    Some(c.keep_last_tool_outputs.unwrap_or(3)),
-                );
-                (m, None, d, vec![])
-            }
-            StrategyKind::None => (
-                vec![Message::user(self.templates.render_none(state)?)],
+/// A summariser's answer: the summary text and the model's usage.
+pub type SummaryFuture<'a> =
+    Pin<Box<dyn Future<Output = Result<(String, LiveStats), CellError>> + Send + 'a>>;
+
+/// A summariser model for `llm_summary` strategies: one prompt in, one summary and its usage out.
+/// Implemented by the live client; the strategy module knows nothing else of it.
+pub trait Summariser: Send + Sync {
+    fn summarise<'a>(&'a self, prompt: &'a str, seed: u64) -> SummaryFuture<'a>;
+}
+
+fn ready<'a>(r: Result<Handoff, StrategyError>) -> BuildFuture<'a> {
+    Box::pin(std::future::ready(r))
+}
+
+/// `none`: only the task statement (the control arm).
+struct NoHandoff {
+    id: String,
+    templates: Templates,
+}
+
+impl Strategy for NoHandoff {
+    fn id(&self) -> &str {
+        &self.id
+    }
+    fn build<'a>(&'a self, state: &'a InterruptedState) -> BuildFuture<'a> {
+        ready(self.templates.render_none(state).map(|text| {
+            finish(
+                &self.id,
+                vec![Message::user(text)],
                 None,
                 state.events.iter().map(|e| e.id.clone()).collect(),
                 vec![],
-            ),
-            StrategyKind::Summary => {
-                let (text, dropped) = summary::summarize(state, c);
-                (
-                    vec![Message::user(self.templates.render_summary(&text)?)],
-                    None,
-                    dropped,
-                    vec![],
-                )
-            }
-            StrategyKind::SummaryTranscript => {
-                let (text, _) = summary::summarize(state, c);
-                let mut m = vec![Message::user(self.templates.render_summary(&text)?)];
-                let (t, d) = transcript::transcript(state, None, None);
-                m.extend(t);
-                (m, None, d, vec![])
-            }
-            StrategyKind::Exec => {
-                return crate::plugin::build(c, &self.dir, &self.templates, state)
-                    .map_err(StrategyError::Plugin);
-            }
-            StrategyKind::LlmSummary => {
-                return Err(StrategyError::NeedsModel {
-                    id: c.id.clone(),
-                    summarizer: c.summarizer.clone().unwrap_or_default(),
-                });
-            }
-            StrategyKind::Checkpoint | StrategyKind::CheckpointRetrieval => {
-                let retrieval = c.kind == StrategyKind::CheckpointRetrieval;
-                let cp = checkpoint::build(state, c.excerpt_chars.unwrap_or(400), retrieval);
-                let text = self.templates.render_checkpoint(&cp, retrieval)?;
-                let tools = if retrieval {
-                    vec![checkpoint::retrieve_tool()]
-                } else {
-                    vec![]
-                };
-                (vec![Message::user(text)], Some(cp), vec![], tools)
-            }
-        };
-        Ok(finish(&c.id, messages, checkpoint, dropped, extra_tools))
-    }
-}
-
-/// Assembles a handoff and counts its tokens.
-pub fn finish(
-    strategy: &str,
-    messages: Vec<Message>,
-    checkpoint: Option<Checkpoint>,
-    dropped_events: Vec<String>,
-    extra_tools: Vec<ExtraTool>,
-) -> Handoff {
-    let tokens_at_restore = tokens::count_messages(&messages);
-    Handoff {
-        strategy: strategy.to_string(),
-        text: render_text(&messages),
-        messages,
-        extra_tools,
-        checkpoint,
-        dropped_events,
-        tokens_at_restore,
+            )
+        }))
     }
 }
 
@@ -331,6 +233,8 @@ pub struct Registry {
     configs: BTreeMap<String, StrategyConfig>,
     templates: Templates,
     dir: PathBuf,
+    /// The run's base seed (sent with live summarisers' requests).
+    seed: u64,
 }
 
 impl Registry {
@@ -344,7 +248,14 @@ impl Registry {
             configs,
             templates: Templates::embedded(),
             dir: PathBuf::from("strategies"),
+            seed: crate::DEFAULT_SEED,
         }
+    }
+
+    /// The same registry with the run's base seed.
+    pub fn with_seed(mut self, seed: u64) -> Registry {
+        self.seed = seed;
+        self
     }
 
     /// The built-ins plus every `*.toml` in `dir` (a missing folder means defaults only), and the
@@ -394,18 +305,79 @@ impl Registry {
         &self.templates
     }
 
-    /// The strategy with this id.
+    /// The strategy with this id (an `llm_summary` strategy without a summariser fails to build
+    /// with [`StrategyError::NeedsModel`]).
     pub fn get(&self, id: &str) -> Result<Box<dyn Strategy>, StrategyError> {
-        match self.configs.get(id) {
-            Some(c) => Ok(Box::new(Builtin {
-                config: c.clone(),
-                templates: self.templates.clone(),
-                dir: self.dir.clone(),
-            })),
-            None => Err(StrategyError::Unknown {
+        self.get_with(id, None)
+    }
+
+    /// The strategy with this id; `summariser` serves an `llm_summary` strategy.
+    pub fn get_with(
+        &self,
+        id: &str,
+        summariser: Option<Arc<dyn Summariser>>,
+    ) -> Result<Box<dyn Strategy>, StrategyError> {
+        let Some(c) = self.configs.get(id) else {
+            return Err(StrategyError::Unknown {
                 id: id.to_string(),
                 known: self.ids().join(", "),
+            });
+        };
+        let (c, t) = (c.clone(), self.templates.clone());
+        Ok(match c.kind {
+            StrategyKind::None => Box::new(NoHandoff {
+                id: c.id,
+                templates: t,
             }),
+            StrategyKind::Transcript => Box::new(transcript::Transcript::new(c, None)),
+            StrategyKind::Mask => {
+                let keep = c.keep_last_tool_outputs.unwrap_or(3);
+                Box::new(transcript::Transcript::new(c, Some(keep)))
+            }
+            StrategyKind::Summary => Box::new(summary::Summary::new(c, t, false)),
+            StrategyKind::SummaryTranscript => Box::new(summary::Summary::new(c, t, true)),
+            StrategyKind::Checkpoint => Box::new(checkpoint::CheckpointStrategy::new(c, t, false)),
+            StrategyKind::CheckpointRetrieval => {
+                Box::new(checkpoint::CheckpointStrategy::new(c, t, true))
+            }
+            StrategyKind::LlmSummary => Box::new(
+                llm_summary::LlmSummary::new(c, t, self.dir.clone(), summariser)
+                    .with_seed(self.seed),
+            ),
+            StrategyKind::Exec => Box::new(exec::Exec::new(c, t, self.dir.clone())),
+        })
+    }
+
+    /// Restoration (seed 003 §10.7), applied by the harness to every handoff when the destination
+    /// starts: resources a checkpoint carries with their text are resolved against the world at
+    /// restore and marked stale where they changed, and the checkpoint is rendered again. A
+    /// handoff that offers `retrieve` leaves resolution to it; text handoffs are left as they are.
+    pub fn restore(&self, mut h: Handoff, world: &World) -> Result<Handoff, StrategyError> {
+        let retrieval = h.extra_tools.iter().any(|t| t.name == "retrieve");
+        let Some(cp) = h.checkpoint.as_mut().filter(|_| !retrieval) else {
+            return Ok(h);
+        };
+        let before = cp.clone();
+        mark_stale(cp, world);
+        if *cp == before {
+            return Ok(h);
         }
+        let text = self.templates.render_checkpoint(cp, false)?;
+        let mut restored = finish(
+            &h.strategy,
+            vec![Message::user(text)],
+            h.checkpoint.take(),
+            std::mem::take(&mut h.dropped_events),
+            std::mem::take(&mut h.extra_tools),
+        );
+        restored.compaction = h.compaction.take();
+        Ok(restored)
+    }
+
+    /// The handoff strategy `id` gives at a restore point, as a destination receives it (built
+    /// and restored). For commands and tests; the runner builds and restores on its own runtime.
+    pub fn handoff(&self, id: &str, at: &RestorePoint) -> Result<Handoff, StrategyError> {
+        let h = self.get(id)?.build_blocking(&at.state)?;
+        self.restore(h, &at.world)
     }
 }

@@ -6,7 +6,7 @@ use std::path::Path;
 use minijinja::Environment;
 use serde_json::json;
 
-use super::{InterruptedState, Message, Role, StrategyError};
+use super::{InterruptedState, StrategyError};
 use crate::checkpoint::{Checkpoint, neutralize_delimiters};
 
 const CHECKPOINT: &str = include_str!("../../strategies/templates/checkpoint.md.j2");
@@ -111,7 +111,7 @@ impl Templates {
         self.render(
             "summarize.md.j2",
             template.unwrap_or(SUMMARIZE),
-            json!({ "objective": state.scenario.objective, "events": events }),
+            json!({ "objective": state.task.objective, "events": events }),
         )
     }
 
@@ -119,32 +119,7 @@ impl Templates {
         self.render(
             "none.md.j2",
             &self.none,
-            json!({ "objective": state.scenario.objective }),
+            json!({ "objective": state.task.objective }),
         )
     }
-}
-
-/// The messages as one text with role headers: what a simulated destination reads, and what
-/// `handoff` prints.
-pub fn render_text(messages: &[Message]) -> String {
-    let mut out = String::new();
-    for m in messages {
-        let header = match (m.role, &m.tool_call) {
-            (Role::Assistant, Some(tc)) => format!("[assistant → {} {}]", tc.name, tc.arguments),
-            (Role::Tool, _) => "[tool result]".to_string(),
-            (Role::System, _) => "[system]".to_string(),
-            (Role::User, _) => "[user]".to_string(),
-            (Role::Assistant, None) => "[assistant]".to_string(),
-        };
-        out.push_str(&header);
-        out.push('\n');
-        if !m.content.is_empty() {
-            out.push_str(&m.content);
-            if !m.content.ends_with('\n') {
-                out.push('\n');
-            }
-        }
-        out.push('\n');
-    }
-    out
 }

@@ -7,42 +7,51 @@
 //! voice among the next steps. It is a stand-in for a model, not a good summariser; a live
 //! summariser model is configured separately.
 
-use super::{InterruptedState, StrategyConfig, tokens};
+use super::{
+    BuildFuture, InterruptedState, Message, Strategy, StrategyConfig, Templates, finish, ready,
+    tokens, transcript::transcript,
+};
 
-/// Splits text into sentences (on `.`, `!`, `?` followed by white space, and on blank lines).
-pub fn sentences(text: &str) -> Vec<String> {
-    let mut out = Vec::new();
-    let mut cur = String::new();
-    let chars: Vec<char> = text.chars().collect();
-    for (i, &ch) in chars.iter().enumerate() {
-        if ch == '\n' && chars.get(i + 1) == Some(&'\n') {
-            push_sentence(&mut out, &mut cur);
-            continue;
-        }
-        cur.push(if ch == '\n' { ' ' } else { ch });
-        let next_is_space = chars.get(i + 1).is_none_or(|c| c.is_whitespace());
-        if matches!(ch, '.' | '!' | '?') && next_is_space && !ends_with_abbreviation(&cur) {
-            push_sentence(&mut out, &mut cur);
+/// B (the narrative alone) and B+A (`with_transcript`: the narrative, then the full transcript).
+pub struct Summary {
+    config: StrategyConfig,
+    templates: Templates,
+    with_transcript: bool,
+}
+
+impl Summary {
+    pub fn new(config: StrategyConfig, templates: Templates, with_transcript: bool) -> Summary {
+        Summary {
+            config,
+            templates,
+            with_transcript,
         }
     }
-    push_sentence(&mut out, &mut cur);
-    out
 }
 
-fn ends_with_abbreviation(s: &str) -> bool {
-    let t = s.trim_end();
-    ["P.S.", "e.g.", "i.e.", "etc.", "vs.", "Mr.", "Ms.", "Dr."]
-        .iter()
-        .any(|a| t.ends_with(a))
-}
-
-fn push_sentence(out: &mut Vec<String>, cur: &mut String) {
-    let s = cur.split_whitespace().collect::<Vec<_>>().join(" ");
-    if !s.is_empty() {
-        out.push(s);
+impl Strategy for Summary {
+    fn id(&self) -> &str {
+        &self.config.id
     }
-    cur.clear();
+    fn build<'a>(&'a self, state: &'a InterruptedState) -> BuildFuture<'a> {
+        let c = &self.config;
+        let (text, dropped) = summarize(state, c);
+        let rendered = match self.templates.render_summary(&text) {
+            Ok(r) => r,
+            Err(e) => return ready(Err(e)),
+        };
+        let mut messages = vec![Message::user(rendered)];
+        let dropped = if self.with_transcript {
+            let (t, d) = transcript(state, None, None);
+            messages.extend(t);
+            d
+        } else {
+            dropped
+        };
+        ready(Ok(finish(&c.id, messages, None, dropped, vec![])))
+    }
 }
+use crate::text::sentences;
 
 /// Removes the hedges that mark a statement as a guess: the summariser's promotion of a
 /// hypothesis to a finding.

@@ -1,6 +1,31 @@
 //! Strategy A (transcript replay), `mask` (observation masking) and the transcript half of `B+A`.
 
-use super::{InterruptedState, Message, Role, ToolCallMsg, tokens};
+use super::{
+    BuildFuture, InterruptedState, Message, Role, Strategy, StrategyConfig, ToolCallMsg, finish,
+    ready, tokens,
+};
+
+/// A (`mask = None`) and `mask` (tool outputs older than the last `mask` calls masked).
+pub struct Transcript {
+    config: StrategyConfig,
+    mask: Option<usize>,
+}
+
+impl Transcript {
+    pub fn new(config: StrategyConfig, mask: Option<usize>) -> Transcript {
+        Transcript { config, mask }
+    }
+}
+
+impl Strategy for Transcript {
+    fn id(&self) -> &str {
+        &self.config.id
+    }
+    fn build<'a>(&'a self, state: &'a InterruptedState) -> BuildFuture<'a> {
+        let (m, d) = transcript(state, self.config.token_budget, self.mask);
+        ready(Ok(finish(&self.config.id, m, None, d, vec![])))
+    }
+}
 
 /// One or two messages that stand or fall together (a tool call and its result).
 struct Unit {

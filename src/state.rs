@@ -1,19 +1,23 @@
-//! The interrupted state: what a compactor may look at when the source run stops.
+//! The interrupted state — what the source agent observed when its run stopped, and all a
+//! compactor may look at — and the restore point the harness keeps beside it.
 //!
-//! Built once per (scenario, interrupt point) and shared by every cell that starts there. It holds
-//! the event-log prefix as typed source events (kind, origin, text, call outcome, observed
-//! resource), the world as it stands when the destination starts (perturbations applied), and the
-//! perturbations themselves. It never decides what a handoff contains.
+//! [`InterruptedState`] holds the scenario's task (id, objective, governed fields, tool list), the
+//! event-log prefix as typed source events (kind, origin, text, call and the result the agent saw,
+//! observed resource), the approvals as the approval system showed them, and the source ledger.
+//! It holds no fact, detector, success predicate or reference continuation, and not the world at
+//! restore time: those are in [`RestorePoint`], which only the harness (runner, scorer, checks)
+//! reads. Built once per (scenario, interrupt point) and shared by every cell that starts there.
+//! This module never decides what a handoff contains.
 
 use std::sync::Arc;
 
 use serde::Serialize;
 
 use crate::scenario::{
-    self, AssistantTag, EffectKind, EventKind, Interrupt, Object, Observed, Perturbation, Scenario,
-    apply_perturbations, event_text, lost_responses,
+    self, ApprovalStatus, AssistantTag, EffectKind, EventKind, Governed, Interrupt, Object,
+    Observed, Perturbation, Scenario, ToolSpec, apply_perturbations, event_text, lost_responses,
 };
-use crate::world::{Outcome, World};
+use crate::world::{LedgerEntry, Outcome, World};
 
 /// Where a statement comes from (seed 003: user, agent, tool:NAME, external:SOURCE).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
@@ -69,18 +73,54 @@ pub struct SourceEvent {
     pub call: Option<SourceCall>,
 }
 
-/// The state a strategy compacts.
+/// The task as the source agent was given it.
+#[derive(Debug, Clone)]
+pub struct Task {
+    pub id: String,
+    pub title: String,
+    pub domain: String,
+    pub objective: String,
+    pub governed: Governed,
+    /// The tools the agent had.
+    pub tools: Vec<ToolSpec>,
+}
+
+/// An approval as the approval system showed it when the source run stopped.
+#[derive(Debug, Clone)]
+pub struct ApprovalView {
+    pub id: String,
+    pub action: String,
+    pub status: ApprovalStatus,
+    pub expires_at: Option<jiff::Timestamp>,
+}
+
+/// The state a strategy compacts: what the source agent observed, nothing more.
 #[derive(Debug, Clone)]
 pub struct InterruptedState {
-    pub scenario: Arc<Scenario>,
-    pub interrupt: Interrupt,
+    pub task: Task,
+    /// The interrupt point's name and the last event the source completed.
+    pub point: String,
+    pub after: String,
     /// Index of the last event the source completed.
     pub cut: usize,
     pub events: Vec<SourceEvent>,
+    /// Approvals at the moment the source stopped, in id order.
+    pub approvals: Vec<ApprovalView>,
+    /// The source run's ledger entries.
+    pub ledger: Vec<LedgerEntry>,
+}
+
+/// Where a destination starts: the harness's view of an interrupt point. Strategies never see it.
+#[derive(Debug, Clone)]
+pub struct RestorePoint {
+    pub scenario: Arc<Scenario>,
+    pub interrupt: Interrupt,
     /// The world the destination starts in (perturbations applied).
     pub world: World,
     /// The world as the source left it (before perturbations).
     pub source_world: World,
+    /// What a compactor sees.
+    pub state: Arc<InterruptedState>,
 }
 
 /// A problem building an interrupted state.
@@ -96,9 +136,9 @@ pub enum StateError {
     Replay { scenario: String, message: String },
 }
 
-impl InterruptedState {
+impl RestorePoint {
     /// Replays the scenario to the interrupt point and applies the point's perturbations.
-    pub fn build(scenario: Arc<Scenario>, point: &str) -> Result<InterruptedState, StateError> {
+    pub fn build(scenario: Arc<Scenario>, point: &str) -> Result<RestorePoint, StateError> {
         let Some(interrupt) = scenario.interrupt(point).cloned() else {
             return Err(StateError::UnknownInterrupt {
                 scenario: scenario.id.clone(),
@@ -180,20 +220,46 @@ impl InterruptedState {
                 call,
             });
         }
-        Ok(InterruptedState {
-            scenario,
-            interrupt,
+        let approvals = source_world
+            .approvals()
+            .map(|a| ApprovalView {
+                id: a.id.clone(),
+                action: a.action.clone(),
+                status: source_world.approval_state(&a.id).unwrap_or(a.status),
+                expires_at: a.expires_at,
+            })
+            .collect();
+        let state = InterruptedState {
+            task: Task {
+                id: scenario.id.clone(),
+                title: scenario.title.clone(),
+                domain: scenario.domain.clone(),
+                objective: scenario.objective.clone(),
+                governed: scenario.governed.clone(),
+                tools: scenario.world.tools.clone(),
+            },
+            point: interrupt.point.clone(),
+            after: interrupt.after.clone(),
             cut,
             events,
+            approvals,
+            ledger: source_world.ledger().to_vec(),
+        };
+        Ok(RestorePoint {
+            scenario,
+            interrupt,
             world,
             source_world,
+            state: Arc::new(state),
         })
     }
 
     pub fn perturbations(&self) -> &[Perturbation] {
         &self.interrupt.perturb
     }
+}
 
+impl InterruptedState {
     /// The latest observation of each resource in the prefix, in first-seen order.
     pub fn latest_observations(&self) -> Vec<&Observed> {
         let mut order: Vec<&str> = Vec::new();

@@ -1,0 +1,96 @@
+//! `exec:` strategies: a plug-in program compacts the state. The state goes out as the protocol's
+//! state document; a checkpoint answer is rendered like C's, a text answer becomes messages.
+//!
+//! Running the program (limits, environment, errors) is `plugin`'s; this file only maps between
+//! the interrupted state, the protocol documents and a handoff.
+
+use std::path::PathBuf;
+
+use super::{
+    BuildFuture, InterruptedState, Message, Role, Strategy, StrategyConfig, StrategyError,
+    Templates, finish, ready,
+};
+use crate::plugin::protocol::{STATE_FORMAT, StateDocument};
+use crate::plugin::{Answer, PluginError, Program, parse_answer};
+
+pub struct Exec {
+    config: StrategyConfig,
+    templates: Templates,
+    program: Program,
+}
+
+impl Exec {
+    pub fn new(config: StrategyConfig, templates: Templates, dir: PathBuf) -> Exec {
+        let program = Program {
+            id: config.id.clone(),
+            program: config.program.clone(),
+            args: config.args.clone(),
+            env: config.env.clone(),
+            timeout_s: config.timeout_s,
+            max_output_bytes: config.max_output_bytes,
+            dir,
+        };
+        Exec {
+            config,
+            templates,
+            program,
+        }
+    }
+
+    fn run(&self, state: &InterruptedState) -> Result<crate::handoff::Handoff, PluginError> {
+        let cfg = &self.config;
+        let doc = StateDocument::from_state(state, cfg.token_budget);
+        debug_assert_eq!(doc.format, STATE_FORMAT);
+        let input = serde_json::to_vec(&doc).map_err(|e| PluginError::Config {
+            id: cfg.id.clone(),
+            message: e.to_string(),
+        })?;
+        let out = crate::plugin::run(&self.program, &input)?;
+        let dropped = state.events.iter().map(|e| e.id.clone()).collect();
+        match parse_answer(&cfg.id, &out)? {
+            Answer::Checkpoint(cp) => {
+                // Rendered as compacted; the harness marks stale resources at restore.
+                let text = self.templates.render_checkpoint(&cp, false).map_err(|e| {
+                    PluginError::Config {
+                        id: cfg.id.clone(),
+                        message: e.to_string(),
+                    }
+                })?;
+                Ok(finish(
+                    &cfg.id,
+                    vec![Message::user(text)],
+                    Some(*cp),
+                    vec![],
+                    vec![],
+                ))
+            }
+            Answer::Text(t) => {
+                let mut messages: Vec<Message> = t
+                    .messages
+                    .iter()
+                    .map(|m| Message {
+                        role: if m.role == "assistant" {
+                            Role::Assistant
+                        } else {
+                            Role::User
+                        },
+                        content: m.content.clone(),
+                        tool_call: None,
+                        tool_call_id: None,
+                    })
+                    .collect();
+                messages.push(Message::user(t.text));
+                Ok(finish(&cfg.id, messages, None, dropped, vec![]))
+            }
+        }
+    }
+}
+
+impl Strategy for Exec {
+    fn id(&self) -> &str {
+        &self.config.id
+    }
+    fn build<'a>(&'a self, state: &'a InterruptedState) -> BuildFuture<'a> {
+        ready(self.run(state).map_err(StrategyError::Plugin))
+    }
+}

@@ -1,0 +1,58 @@
+//! Text helpers every stage shares: normalisation for matching, sentence splitting, and the one
+//! set of constraint cues.
+//!
+//! A leaf: it imports nothing of the crate, so scenarios, strategies, destinations, scoring and
+//! reports can all read text the same way. It must not know any domain type.
+
+/// Lowercases and folds white space; detectors and texts are compared in this form.
+pub fn normalize(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    let mut space = false;
+    for ch in text.chars() {
+        if ch.is_whitespace() {
+            space = true;
+        } else {
+            if space && !out.is_empty() {
+                out.push(' ');
+            }
+            space = false;
+            out.extend(ch.to_lowercase());
+        }
+    }
+    out
+}
+
+/// Splits text into sentences (on `.`, `!`, `?` followed by white space, and on blank lines).
+pub fn sentences(text: &str) -> Vec<String> {
+    let mut out = Vec::new();
+    let mut cur = String::new();
+    let chars: Vec<char> = text.chars().collect();
+    for (i, &ch) in chars.iter().enumerate() {
+        if ch == '\n' && chars.get(i + 1) == Some(&'\n') {
+            push_sentence(&mut out, &mut cur);
+            continue;
+        }
+        cur.push(if ch == '\n' { ' ' } else { ch });
+        let next_is_space = chars.get(i + 1).is_none_or(|c| c.is_whitespace());
+        if matches!(ch, '.' | '!' | '?') && next_is_space && !ends_with_abbreviation(&cur) {
+            push_sentence(&mut out, &mut cur);
+        }
+    }
+    push_sentence(&mut out, &mut cur);
+    out
+}
+
+fn ends_with_abbreviation(s: &str) -> bool {
+    let t = s.trim_end();
+    ["P.S.", "e.g.", "i.e.", "etc.", "vs.", "Mr.", "Ms.", "Dr."]
+        .iter()
+        .any(|a| t.ends_with(a))
+}
+
+fn push_sentence(out: &mut Vec<String>, cur: &mut String) {
+    let s = cur.split_whitespace().collect::<Vec<_>>().join(" ");
+    if !s.is_empty() {
+        out.push(s);
+    }
+    cur.clear();
+}
