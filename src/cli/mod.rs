@@ -14,7 +14,6 @@ use std::path::PathBuf;
 use clap::Parser;
 
 pub use args::*;
-pub use commands::find_scenario;
 
 #[derive(Debug, Parser)]
 #[command(
