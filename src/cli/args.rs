@@ -1,7 +1,7 @@
 //! The command line's argument types (clap derive): the subcommands and their flags.
 //!
 //! Owns: names, defaults, help texts and flag relations — the `--help` output is made here. Must
-//! not: do any work (loading, checking values, running); commands in [`super::commands`] do.
+//! not: do any work (loading, checking values, running); the commands (`cli/commands/`) do.
 //! Doc comments on fields and variants are help text, so a wording change changes `--help`.
 
 use std::path::PathBuf;

@@ -30,7 +30,7 @@ pub mod gate {
 }
 
 /// Exit codes of `inspect-continuity`, one per continuity decision (a report that cannot be
-/// written ends with [`super::USAGE`], clap's parse errors too).
+/// written ends with [`USAGE`], clap's parse errors too).
 pub mod inspect {
     /// `reauthorization_required`: continuity holds; the next action still needs authorization.
     pub const REAUTHORIZATION_REQUIRED: i32 = super::OK;
