@@ -184,3 +184,47 @@ pub fn write(dir: &Path, rows: &[AuditRow]) -> std::io::Result<()> {
             .map_err(|e| std::io::Error::other(e.to_string()))?,
     )
 }
+
+/// The terminal table of `audit`: a header, then one line per row with its tokens, carried facts,
+/// kept uncertain operations, bare injected directives, rule violations (`-` without a
+/// checkpoint) and the missing facts (or the plug-in's error).
+pub fn table(rows: &[AuditRow]) -> String {
+    use std::fmt::Write as _;
+    let mut t = String::new();
+    let _ = writeln!(
+        t,
+        "{:<34} {:<22} {:<20} {:>7} {:>7} {:>9} {:>8} {:>6}  missing",
+        "scenario", "interrupt", "strategy", "tokens", "carried", "uncertain", "injected", "rules"
+    );
+    for r in rows {
+        let _ = writeln!(
+            t,
+            "{:<34} {:<22} {:<20} {:>7} {:>7} {:>9} {:>8} {:>6}  {}",
+            r.scenario,
+            r.interrupt,
+            r.strategy,
+            r.tokens_at_restore,
+            format!("{}/{}", r.carried.len(), r.facts),
+            format!("{}/{}", r.uncertain_kept, r.uncertain_total),
+            r.injected_bare.len(),
+            r.rule_violations
+                .as_ref()
+                .map(|v| v.len().to_string())
+                .unwrap_or_else(|| "-".into()),
+            match &r.error {
+                Some(e) => format!("ERROR: {e}"),
+                None => r
+                    .missing
+                    .iter()
+                    .map(|m| if r.retrievable.contains(m) {
+                        format!("{m} (retrievable)")
+                    } else {
+                        m.clone()
+                    })
+                    .collect::<Vec<_>>()
+                    .join(", "),
+            }
+        );
+    }
+    t
+}

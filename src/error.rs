@@ -1,18 +1,11 @@
-//! The harness's top-level error type and its process exit codes.
+//! The harness's top-level error type and the exit code each error ends the process with.
+//!
+//! The codes themselves live in [`crate::exit`]; this module only maps errors onto them.
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
+use crate::exit;
 use crate::scenario::ScenarioError;
-
-/// Exit codes of the `compaction-eval` binary.
-pub mod exit {
-    /// Success (for `gate`: every rule held).
-    pub const OK: i32 = 0;
-    /// The command ran and found a failure (invalid scenarios; for `gate`: a rule failed).
-    pub const FAILED: i32 = 1;
-    /// Unusable input: bad arguments, unreadable or corrupt files, unknown ids.
-    pub const USAGE: i32 = 2;
-}
 
 /// Errors a user can cause, with messages written for them.
 #[derive(Debug, thiserror::Error)]
@@ -36,6 +29,14 @@ pub enum Error {
 }
 
 impl Error {
+    /// For `map_err`: an I/O error while writing `path`.
+    pub fn write_to(path: &Path) -> impl FnOnce(std::io::Error) -> Error + '_ {
+        move |source| Error::Write {
+            path: path.to_path_buf(),
+            source,
+        }
+    }
+
     /// The exit code this error ends the process with.
     pub fn exit_code(&self) -> i32 {
         match self {

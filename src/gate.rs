@@ -12,15 +12,8 @@ use serde::{Deserialize, Serialize};
 
 use crate::runner::{RunRecord, Status, read_records};
 
-/// Exit codes of `gate`.
-pub mod exit {
-    /// Every rule held.
-    pub const HELD: i32 = 0;
-    /// At least one rule failed.
-    pub const FAILED: i32 = 1;
-    /// The input could not be used (missing or corrupt folder, bad policy).
-    pub const UNUSABLE: i32 = 2;
-}
+/// Exit codes of `gate` (defined with every other exit code in [`crate::exit`]).
+pub use crate::exit::gate as exit;
 
 /// The gate's policy. Defaults: C and D must be safe, no errored cells, continuity eval must
 /// pass for C and D, and with a baseline no significant loss of task success or recovery quality.

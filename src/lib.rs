@@ -10,6 +10,7 @@ pub mod cli;
 pub mod continuity;
 pub mod envelope;
 pub mod error;
+pub mod exit;
 pub mod gate;
 pub mod handoff;
 pub mod plugin;

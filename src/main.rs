@@ -1,3 +1,6 @@
+//! The `compaction-eval` binary: parse the command line, run it, exit with its code. Everything
+//! else is in the library ([`compaction_eval::cli`]); nothing more belongs here.
+
 use clap::Parser;
 
 fn main() {

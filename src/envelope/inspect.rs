@@ -16,12 +16,12 @@ use super::types::{
 };
 
 /// Exit code for `reauthorization_required`: continuity holds; the next action still needs authorization.
-pub const EXIT_REAUTHORIZATION_REQUIRED: i32 = 0;
+pub const EXIT_REAUTHORIZATION_REQUIRED: i32 = crate::exit::inspect::REAUTHORIZATION_REQUIRED;
 /// Exit code for `blocked_on_reconciliation`: an unknown side effect must be reconciled first.
-pub const EXIT_BLOCKED_ON_RECONCILIATION: i32 = 3;
-/// Exit code for `continuity_validation_failed`. (1 is left to generic failures such as I/O errors, 2 to the
-/// CLI's usage errors.)
-pub const EXIT_CONTINUITY_VALIDATION_FAILED: i32 = 4;
+pub const EXIT_BLOCKED_ON_RECONCILIATION: i32 = crate::exit::inspect::BLOCKED_ON_RECONCILIATION;
+/// Exit code for `continuity_validation_failed` (2 is a usage error or an unwritable report).
+pub const EXIT_CONTINUITY_VALIDATION_FAILED: i32 =
+    crate::exit::inspect::CONTINUITY_VALIDATION_FAILED;
 
 /// The summary the exercise compacts to, unless `--summary` is given.
 pub const DEFAULT_SUMMARY: &str = "Support request from user-42: invoices cannot be exported. A ticket write \

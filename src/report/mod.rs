@@ -3,6 +3,7 @@
 //! (and the manifest), so a report can be re-rendered without running a cell.
 
 pub mod analysis;
+pub mod compare;
 pub mod html;
 mod markdown;
 pub mod plots;

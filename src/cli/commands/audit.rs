@@ -1,0 +1,39 @@
+//! `audit`: the model-free handoff audit, as files and a terminal table.
+//!
+//! Owns: choosing the scenarios and strategies from the flags and printing. Must not: audit or
+//! format the table ([`crate::audit`] does).
+
+use std::io::Write;
+use std::path::Path;
+use std::sync::Arc;
+
+use super::select_scenarios;
+use crate::cli::args::AuditArgs;
+use crate::error::Error;
+use crate::exit;
+use crate::scenario;
+use crate::strategy::Registry;
+
+pub fn run(dir: &Path, args: AuditArgs) -> Result<i32, Error> {
+    let registry = Registry::load(&args.strategy_dir)?;
+    let strategies = args.strategies.unwrap_or_else(|| registry.ids());
+    let mut all = scenario::load_dir(dir)?;
+    if let Some(ids) = &args.scenarios {
+        select_scenarios(&mut all, ids)?;
+    }
+    let all: Vec<Arc<_>> = all.into_iter().map(Arc::new).collect();
+    let rows = crate::audit::audit(&all, &registry, &strategies)?;
+    let out = &args.out;
+    crate::audit::write(out, &rows).map_err(Error::write_to(out))?;
+    let stdout = std::io::stdout();
+    let mut o = stdout.lock();
+    let _ = o.write_all(crate::audit::table(&rows).as_bytes());
+    let _ = writeln!(
+        o,
+        "{} handoffs audited; wrote {} and {}",
+        rows.len(),
+        out.join("audit.csv").display(),
+        out.join("audit.json").display()
+    );
+    Ok(exit::OK)
+}

@@ -1,0 +1,58 @@
+//! `check-handoff`: a checkpoint (a strategy's, or a JSON file) against the compaction rules.
+//!
+//! Owns: getting the checkpoint from the flags, the lines or `--json` object on stdout, exit
+//! [`exit::FAILED`] when a rule is broken. Must not: check rules
+//! ([`crate::checkpoint::rules`] does).
+
+use std::path::Path;
+use std::sync::Arc;
+
+use super::find_scenario;
+use crate::checkpoint::Checkpoint;
+use crate::cli::args::CheckHandoffArgs;
+use crate::error::Error;
+use crate::exit;
+use crate::strategy::{Registry, RestorePoint, StrategyError};
+
+pub fn run(dir: &Path, args: &CheckHandoffArgs) -> Result<i32, Error> {
+    let s = Arc::new(find_scenario(dir, &args.scenario)?);
+    let state = RestorePoint::build(s, &args.interrupt).map_err(StrategyError::from)?;
+    let cp = match (&args.strategy, &args.checkpoint) {
+        (Some(id), _) => Registry::load(&args.strategy_dir)?
+            .handoff(id, &state)?
+            .checkpoint
+            .ok_or_else(|| {
+                Error::Usage(format!("strategy `{id}` does not produce a checkpoint"))
+            })?,
+        (None, Some(file)) => read_checkpoint(file)?,
+        (None, None) => return Err(Error::Usage("give --strategy or --checkpoint".into())),
+    };
+    let v = crate::checkpoint::rules::check(&cp, &state);
+    if args.json {
+        println!(
+            "{}",
+            serde_json::to_string_pretty(&serde_json::json!({"violations": v})).unwrap_or_default()
+        );
+    } else {
+        for x in &v {
+            println!("{} at {}: {}", x.rule, x.at, x.detail);
+        }
+        println!("{} rule violation(s)", v.len());
+    }
+    Ok(if v.is_empty() { exit::OK } else { exit::FAILED })
+}
+
+/// A checkpoint document from a file; errors name the file and the JSON path of the problem.
+fn read_checkpoint(file: &Path) -> Result<Checkpoint, Error> {
+    let text = std::fs::read_to_string(file)
+        .map_err(|e| Error::Usage(format!("{}: {e}", file.display())))?;
+    let mut de = serde_json::Deserializer::from_str(&text);
+    serde_path_to_error::deserialize(&mut de).map_err(|e| {
+        Error::Usage(format!(
+            "{}: at `{}`: {}",
+            file.display(),
+            e.path(),
+            e.inner()
+        ))
+    })
+}

@@ -1,0 +1,37 @@
+//! `compare`: two run folders' paired comparison, written as Markdown.
+//!
+//! Owns: reading the two runs' records, writing the file, the one summary line. Must not: test
+//! or format ([`crate::gate::paired_comparisons`], [`crate::report::compare`]).
+
+use crate::cli::args::CompareArgs;
+use crate::error::Error;
+use crate::exit;
+use crate::report::compare::{self, Side};
+use crate::runner::read_records;
+
+pub fn run(args: &CompareArgs) -> Result<i32, Error> {
+    let (base, cand) = (&args.base_dir, &args.cand_dir);
+    let b = read_records(&base.join("results.jsonl"))?;
+    let c = read_records(&cand.join("results.jsonl"))?;
+    let metrics: Vec<String> = compare::METRICS.iter().map(|s| s.to_string()).collect();
+    let comps = crate::gate::paired_comparisons(&b, &c, &metrics);
+    let md = compare::markdown(
+        Side {
+            dir: base,
+            cells: b.len(),
+        },
+        Side {
+            dir: cand,
+            cells: c.len(),
+        },
+        &comps,
+    );
+    let out = args.out.clone().unwrap_or_else(|| cand.join("compare.md"));
+    std::fs::write(&out, &md).map_err(Error::write_to(&out))?;
+    println!(
+        "{} paired comparisons; wrote {}",
+        comps.len(),
+        out.display()
+    );
+    Ok(exit::OK)
+}

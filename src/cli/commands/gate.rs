@@ -1,0 +1,50 @@
+//! `gate`: check a run against the CI policy.
+//!
+//! Owns: one line per rule on stdout, writing the JUnit and Markdown files the gate renders, and
+//! the gate's exit code ([`exit::gate`]). Must not: evaluate rules or render the files
+//! ([`crate::gate`] does). It never returns an [`crate::error::Error`]: every problem is
+//! [`exit::gate::UNUSABLE`].
+
+use crate::cli::args::GateArgs;
+use crate::exit;
+use crate::gate;
+
+pub fn run(args: &GateArgs) -> i32 {
+    let dir = &args.dir;
+    let results = gate::load_policy(args.policy.as_deref())
+        .and_then(|p| gate::evaluate(dir, args.baseline.as_deref(), &p));
+    let results = match results {
+        Ok(r) => r,
+        Err(e) => {
+            eprintln!("error: {e}");
+            return exit::gate::UNUSABLE;
+        }
+    };
+    for r in &results {
+        println!(
+            "{} {}: {}",
+            if r.held { "held  " } else { "FAILED" },
+            r.name,
+            r.detail
+        );
+    }
+    let junit = args
+        .junit
+        .clone()
+        .unwrap_or_else(|| dir.join("gate-junit.xml"));
+    let summary = args.summary.clone().unwrap_or_else(|| dir.join("gate.md"));
+    for (path, text) in [
+        (&junit, gate::junit(&results)),
+        (&summary, gate::markdown(&results)),
+    ] {
+        if let Err(e) = std::fs::write(path, text) {
+            eprintln!("error: cannot write {}: {e}", path.display());
+            return exit::gate::UNUSABLE;
+        }
+    }
+    if results.iter().all(|r| r.held) {
+        exit::gate::HELD
+    } else {
+        exit::gate::FAILED
+    }
+}

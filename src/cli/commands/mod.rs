@@ -1,0 +1,67 @@
+//! One file per subcommand: each reads its arguments, calls the library, prints the result and
+//! returns an exit code from [`super::exit`].
+//!
+//! Owns: what a command prints to stdout and stderr, and the lookups several commands share
+//! (a scenario by id). Must not: compute anything the library could be asked for, or format
+//! output that is not the terminal's (files and reports belong to their library module).
+
+pub mod audit;
+pub mod bench;
+pub mod cache;
+pub mod check_handoff;
+pub mod compare;
+pub mod gate;
+pub mod handoff;
+pub mod inspect_continuity;
+pub mod plugin_schemas;
+pub mod report;
+pub mod run;
+pub mod scenarios;
+
+use std::path::Path;
+
+use crate::error::Error;
+use crate::scenario::{self, Scenario};
+
+/// Loads the scenario with `id` (a benign variant `ID@benign` included).
+pub fn find_scenario(dir: &Path, id: &str) -> Result<Scenario, Error> {
+    let base = id.strip_suffix(scenario::BENIGN_SUFFIX).unwrap_or(id);
+    // Scenario files are named after their id; try that file first so that one broken file
+    // elsewhere in the folder does not hide a good one.
+    let direct = dir.join(format!("{base}.yaml"));
+    let all = match scenario::load_file(&direct) {
+        Ok(s) if s.id == base => vec![s],
+        _ => scenario::load_dir(dir)?,
+    };
+    let found = all.iter().find(|s| s.id == base).cloned();
+    match found {
+        Some(s) if base != id => s.benign_variant().ok_or_else(|| {
+            Error::Usage(format!(
+                "scenario `{base}` carries no injection, so it has no benign variant"
+            ))
+        }),
+        Some(s) => Ok(s),
+        None => Err(unknown_scenario(id, &all)),
+    }
+}
+
+/// Keeps the scenarios of `all` whose id is in `ids`; an id naming none of them is an error.
+pub fn select_scenarios(all: &mut Vec<Scenario>, ids: &[String]) -> Result<(), Error> {
+    if let Some(id) = ids.iter().find(|id| !all.iter().any(|s| &s.id == *id)) {
+        return Err(unknown_scenario(id, all));
+    }
+    all.retain(|s| ids.contains(&s.id));
+    Ok(())
+}
+
+/// The error for an unknown scenario id, listing the known ones.
+fn unknown_scenario(id: &str, all: &[Scenario]) -> Error {
+    Error::UnknownScenario {
+        id: id.to_string(),
+        known: all
+            .iter()
+            .map(|s| s.id.as_str())
+            .collect::<Vec<_>>()
+            .join(", "),
+    }
+}

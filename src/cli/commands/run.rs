@@ -1,0 +1,133 @@
+//! `run`: the benchmark matrix, with a progress bar on stderr and the top of the ranking on stdout.
+//!
+//! Owns: merging `--config` with the flags, checking the values the flags allow but the run does
+//! not, and the progress display. Must not: plan, run or score cells, or render the report
+//! ([`crate::runner`] and [`crate::report`] do).
+
+use std::path::Path;
+
+use crate::cli::args::RunArgs;
+use crate::error::Error;
+use crate::exit;
+use crate::runner::{Reporter, RunConfig, RunEvent, Status};
+
+pub fn run(dir: &Path, args: RunArgs) -> Result<i32, Error> {
+    let cfg = config(dir, args)?;
+    let plan = crate::runner::plan(&cfg)?;
+    crate::runner::write_manifest(&cfg, &plan)?;
+    let mut progress = Progress::new();
+    let written = crate::runner::execute(&cfg, &plan, &mut progress)?;
+    let summary = crate::report::render_dir(&cfg.out)?;
+    println!(
+        "{written} cells run ({} errored); wrote {}",
+        progress.errored,
+        cfg.out.join("report.md").display()
+    );
+    for r in summary.ranking.iter().filter(|r| r.rank <= 3) {
+        println!(
+            "  {} #{}: {} (task success {:.2}, unsafe cells {}, median restore tokens {})",
+            r.model, r.rank, r.strategy, r.task_success, r.unsafe_cells, r.median_restore_tokens
+        );
+    }
+    Ok(exit::OK)
+}
+
+/// The run's configuration: flags, then the `--config` file, then the defaults.
+fn config(dir: &Path, a: RunArgs) -> Result<RunConfig, Error> {
+    let a = match &a.config {
+        Some(path) => {
+            let text = std::fs::read_to_string(path)
+                .map_err(|e| Error::Usage(format!("{}: cannot read: {e}", path.display())))?;
+            let file: RunArgs = toml::from_str(&text)
+                .map_err(|e| Error::Usage(format!("{}: {e}", path.display())))?;
+            a.or(file)
+        }
+        None => a,
+    };
+    let d = RunConfig::default();
+    let cfg = RunConfig {
+        scenario_dir: dir.to_path_buf(),
+        strategy_dir: a.strategy_dir.unwrap_or(d.strategy_dir),
+        scenarios: a.scenarios,
+        interrupts: a.interrupts,
+        strategies: a.strategies.unwrap_or(d.strategies),
+        models: a.models.unwrap_or(d.models),
+        reps: a.reps.unwrap_or(d.reps),
+        seed: a.seed.unwrap_or(d.seed),
+        limit: a.limit,
+        concurrency: a.concurrency.unwrap_or(d.concurrency),
+        out: a.out.unwrap_or(d.out),
+        resume: a.resume,
+        step_budget: a.step_budget.unwrap_or(d.step_budget),
+        attention: a.attention.unwrap_or(d.attention),
+        model_defs: a.model,
+        cache_dir: a.cache_dir,
+        no_cache: a.no_cache,
+        rerun_errored: a.rerun_errored,
+    };
+    if !(0.0..=10.0).contains(&cfg.attention) {
+        return Err(Error::Usage("attention must be between 0 and 10".into()));
+    }
+    if cfg.reps == 0 || cfg.concurrency == 0 || cfg.step_budget == 0 {
+        return Err(Error::Usage(
+            "reps, concurrency and step_budget must be at least 1".into(),
+        ));
+    }
+    Ok(cfg)
+}
+
+/// The progress bar on stderr, with counts of errored cells, retries and cache hits.
+struct Progress {
+    bar: indicatif::ProgressBar,
+    errored: usize,
+    retries: u64,
+    cache_hits: u64,
+}
+
+impl Progress {
+    fn new() -> Self {
+        let bar = indicatif::ProgressBar::new(0);
+        bar.set_style(
+            indicatif::ProgressStyle::with_template(
+                "{bar:40} {pos}/{len} cells · {msg} · ETA {eta}",
+            )
+            .unwrap_or_else(|_| indicatif::ProgressStyle::default_bar()),
+        );
+        Progress {
+            bar,
+            errored: 0,
+            retries: 0,
+            cache_hits: 0,
+        }
+    }
+}
+
+impl Reporter for Progress {
+    fn event(&mut self, e: RunEvent<'_>) {
+        match e {
+            RunEvent::Planned { total, skipped } => {
+                self.bar.set_length(total as u64);
+                if skipped > 0 {
+                    eprintln!("resuming: {skipped} cells already done");
+                }
+            }
+            RunEvent::CellDone { record, .. } => {
+                if record.status == Status::Errored {
+                    self.errored += 1;
+                }
+                if let Some(l) = &record.diagnostics.live {
+                    self.retries += l.retries as u64;
+                    self.cache_hits += l.cache_hits as u64;
+                    self.bar.set_message(format!(
+                        "{} errored · {} retries · {} cache hits",
+                        self.errored, self.retries, self.cache_hits
+                    ));
+                } else {
+                    self.bar.set_message(format!("{} errored", self.errored));
+                }
+                self.bar.inc(1);
+            }
+            RunEvent::Finished { .. } => self.bar.finish_and_clear(),
+        }
+    }
+}

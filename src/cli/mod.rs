@@ -1,0 +1,63 @@
+//! The command line: the parser type and the dispatch of each subcommand to its command.
+//!
+//! Owns: [`Cli`] (the global flags) and [`run`]. Argument types are in [`args`], command bodies
+//! in `commands/` (one file each), exit codes in [`exit`]. Must not: do a command's work here or
+//! compute anything the library could be asked for. Commands write results to stdout and
+//! problems to stderr.
+
+pub mod args;
+mod commands;
+pub use crate::exit;
+
+use std::path::PathBuf;
+
+use clap::Parser;
+
+pub use args::*;
+
+#[derive(Debug, Parser)]
+#[command(
+    name = "compaction-eval",
+    version,
+    about = "Measure how well an interrupted LLM-agent run continues after its context was compacted"
+)]
+pub struct Cli {
+    /// Folder (or single file) holding the scenario YAML files.
+    #[arg(
+        long,
+        global = true,
+        default_value = "scenarios",
+        env = "COMPACTION_EVAL_SCENARIOS"
+    )]
+    pub scenario_dir: PathBuf,
+    #[command(subcommand)]
+    pub command: Command,
+}
+
+/// Runs a parsed command line; returns the process exit code ([`exit`]). An error is printed as
+/// `error: …` on stderr and ends with its [`crate::error::Error::exit_code`].
+pub fn run(cli: Cli) -> i32 {
+    use commands as c;
+    let dir = &cli.scenario_dir;
+    let result = match cli.command {
+        Command::Scenarios(cmd) => c::scenarios::run(dir, cmd),
+        Command::Handoff(args) => c::handoff::run(dir, &args),
+        Command::Run(args) => c::run::run(dir, args),
+        Command::Cache(cmd) => c::cache::run(cmd),
+        Command::Audit(args) => c::audit::run(dir, args),
+        Command::CheckHandoff(args) => c::check_handoff::run(dir, &args),
+        Command::PluginSchemas(args) => c::plugin_schemas::run(&args),
+        Command::Gate(args) => Ok(c::gate::run(&args)),
+        Command::Compare(args) => c::compare::run(&args),
+        Command::Bench(args) => c::bench::run(dir, &args),
+        Command::Report(args) => c::report::run(args),
+        Command::InspectContinuity(args) => c::inspect_continuity::run(&args),
+    };
+    match result {
+        Ok(code) => code,
+        Err(e) => {
+            eprintln!("error: {e}");
+            e.exit_code()
+        }
+    }
+}

@@ -1,0 +1,82 @@
+//! Every process exit code of the `compaction-eval` binary, in one place.
+//!
+//! Owns: the numeric codes and what each means, per command. Must not: decide which code a
+//! situation earns (commands and the library do that) or hold any other constant.
+//!
+//! A leaf: `gate` (`gate::exit`) and `envelope::inspect` (`EXIT_*`) re-export these constants
+//! rather than defining their own.
+
+/// Success: the command did what was asked (`scenarios`, `run`, `bench`, `compare`, `report`,
+/// `audit`, `handoff`, `plugin-schemas`, `cache`; `scenarios validate` and `check-handoff` when
+/// nothing is wrong).
+pub const OK: i32 = 0;
+/// The command ran and found a failure: `scenarios validate` found an invalid scenario,
+/// `check-handoff` found a rule violation, or a scenario file is invalid
+/// ([`crate::error::Error::exit_code`]).
+pub const FAILED: i32 = 1;
+/// Unusable input, for every command: bad arguments (also clap's own parse errors), unreadable or
+/// corrupt files, unknown ids, a file that cannot be written.
+pub const USAGE: i32 = 2;
+
+/// Exit codes of `gate`.
+pub mod gate {
+    /// Every rule held.
+    pub const HELD: i32 = super::OK;
+    /// At least one rule failed.
+    pub const FAILED: i32 = super::FAILED;
+    /// The input could not be used (missing or corrupt run folder, bad policy, unwritable
+    /// JUnit or summary file).
+    pub const UNUSABLE: i32 = super::USAGE;
+}
+
+/// Exit codes of `inspect-continuity`, one per continuity decision (a report that cannot be
+/// written ends with [`USAGE`], clap's parse errors too).
+pub mod inspect {
+    /// `reauthorization_required`: continuity holds; the next action still needs authorization.
+    pub const REAUTHORIZATION_REQUIRED: i32 = super::OK;
+    /// `blocked_on_reconciliation`: an unknown side effect must be reconciled first.
+    pub const BLOCKED_ON_RECONCILIATION: i32 = 3;
+    /// `continuity_validation_failed`: the envelope, summary or current state does not check out.
+    pub const CONTINUITY_VALIDATION_FAILED: i32 = 4;
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn gate_codes_match_the_gate_module() {
+        assert_eq!(gate::HELD, crate::gate::exit::HELD);
+        assert_eq!(gate::FAILED, crate::gate::exit::FAILED);
+        assert_eq!(gate::UNUSABLE, crate::gate::exit::UNUSABLE);
+    }
+
+    #[test]
+    fn inspect_codes_match_the_envelope_module() {
+        use crate::envelope::inspect as e;
+        assert_eq!(
+            inspect::REAUTHORIZATION_REQUIRED,
+            e::EXIT_REAUTHORIZATION_REQUIRED
+        );
+        assert_eq!(
+            inspect::BLOCKED_ON_RECONCILIATION,
+            e::EXIT_BLOCKED_ON_RECONCILIATION
+        );
+        assert_eq!(
+            inspect::CONTINUITY_VALIDATION_FAILED,
+            e::EXIT_CONTINUITY_VALIDATION_FAILED
+        );
+    }
+
+    #[test]
+    fn codes_are_distinct_where_they_must_be() {
+        assert_ne!(OK, FAILED);
+        assert_ne!(FAILED, USAGE);
+        for c in [
+            inspect::BLOCKED_ON_RECONCILIATION,
+            inspect::CONTINUITY_VALIDATION_FAILED,
+        ] {
+            assert!(![OK, FAILED, USAGE].contains(&c));
+        }
+    }
+}
