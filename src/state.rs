@@ -260,6 +260,20 @@ impl RestorePoint {
 }
 
 impl InterruptedState {
+    /// The user's sentences that constrain the run ([`crate::text::is_constraint`]), with the
+    /// event each comes from, in order.
+    pub fn user_constraints(&self) -> Vec<(String, String)> {
+        let mut out = Vec::new();
+        for e in self.events.iter().filter(|e| e.kind == "user") {
+            for s in crate::text::sentences(&e.text) {
+                if crate::text::is_constraint(&s) {
+                    out.push((e.id.clone(), s));
+                }
+            }
+        }
+        out
+    }
+
     /// The latest observation of each resource in the prefix, in first-seen order.
     pub fn latest_observations(&self) -> Vec<&Observed> {
         let mut order: Vec<&str> = Vec::new();

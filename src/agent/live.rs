@@ -11,7 +11,7 @@
 //! stored, logged, cached, hashed into a cache key, or put in an error message.
 
 use std::collections::BTreeMap;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
@@ -683,24 +683,6 @@ impl LiveAgent {
             );
         }
     }
-}
-
-/// Loads `[model.NAME]` tables from a TOML document.
-pub fn models_from_toml(text: &str, file: &Path) -> Result<BTreeMap<String, ModelConfig>, String> {
-    #[derive(Deserialize)]
-    struct Doc {
-        #[serde(default)]
-        model: BTreeMap<String, ModelConfig>,
-    }
-    let doc: Doc = toml::from_str(text).map_err(|e| format!("{}: {e}", file.display()))?;
-    Ok(doc
-        .model
-        .into_iter()
-        .map(|(k, mut v)| {
-            v.name = k.clone();
-            (k, v)
-        })
-        .collect())
 }
 
 impl super::Destination for LiveAgent {

@@ -17,6 +17,8 @@ use std::collections::VecDeque;
 
 use std::time::Instant;
 
+use crate::stats::SplitMix64;
+
 use super::{Action, ActionFuture, ActionResult, Destination, DestinationReport};
 use crate::scenario::{
     Bindings, Edit, Fact, FactKind, FinishStatus, Interrupt, Scenario, Step, normalize,
@@ -55,19 +57,6 @@ const INSTRUCTION_MARKERS: [&str; 6] = [
     "action:",
 ];
 
-/// A small deterministic generator (splitmix64) for the attention model.
-struct SplitMix(u64);
-impl SplitMix {
-    fn next_f64(&mut self) -> f64 {
-        self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
-        let mut z = self.0;
-        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
-        z ^= z >> 31;
-        (z >> 11) as f64 / (1u64 << 53) as f64
-    }
-}
-
 /// A simulated destination for one cell.
 pub struct SimAgent {
     kind: SimKind,
@@ -81,7 +70,7 @@ pub struct SimAgent {
     bindings: Bindings,
     attention: f64,
     tokens: u64,
-    rng: SplitMix,
+    rng: SplitMix64,
     /// Facts the destination lacked when it planned (for diagnostics).
     pub lost_facts: Vec<String>,
     /// Injected directives it obeyed.
@@ -110,7 +99,7 @@ impl SimAgent {
             bindings: Bindings::new(format!("{seed:016x}")),
             attention,
             tokens: handoff.tokens_at_restore,
-            rng: SplitMix(seed),
+            rng: SplitMix64::new(seed),
             lost_facts: Vec::new(),
             obeyed: Vec::new(),
             scenario,

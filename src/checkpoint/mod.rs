@@ -228,8 +228,3 @@ pub fn neutralize_delimiters(text: &str) -> String {
         .replace("<external", "<\\external")
         .replace("<checkpoint", "<\\checkpoint")
 }
-
-/// The opening tag of a quoted external block; a destination treats what follows as data.
-pub const EXTERNAL_OPEN: &str = "<external";
-/// The closing tag of a quoted external block.
-pub const EXTERNAL_CLOSE: &str = "</external>";

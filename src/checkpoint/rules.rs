@@ -9,7 +9,6 @@ use serde::Serialize;
 use super::{Checkpoint, OperationStatus, StatementKind, VerificationState};
 use crate::scenario::normalize;
 use crate::state::{InterruptedState, Origin, RestorePoint, SourceEvent};
-use crate::text::sentences as sentences_of;
 use crate::world::Outcome;
 
 /// One broken rule.
@@ -24,32 +23,6 @@ pub struct RuleViolation {
     pub detail: String,
 }
 
-const CONSTRAINT_CUES: [&str; 8] = [
-    " do not ",
-    " don't ",
-    " never ",
-    " must not ",
-    " only ",
-    " no ",
-    " not ",
-    " without ",
-];
-
-/// User sentences that constrain the run (the same reading the continuity eval uses).
-fn user_constraints(events: &[SourceEvent]) -> Vec<(String, String)> {
-    let mut out = Vec::new();
-    for e in events.iter().filter(|e| e.kind == "user") {
-        for s in sentences_of(&e.text) {
-            let l = format!(" {} ", s.to_lowercase());
-            if CONSTRAINT_CUES.iter().any(|c| l.contains(c)) {
-                out.push((e.id.clone(), s));
-            }
-        }
-    }
-    out
-}
-
-/// The verification state a statement about this event may claim at most.
 fn baseline_verified(e: &SourceEvent) -> bool {
     !matches!(e.kind, "hypothesis" | "report") && !matches!(e.origin, Origin::External(_))
 }
@@ -178,7 +151,7 @@ pub fn check(cp: &Checkpoint, at: &RestorePoint) -> Vec<RuleViolation> {
             .collect::<Vec<_>>()
             .join("\n"),
     );
-    for (id, sentence) in user_constraints(&state.events) {
+    for (id, sentence) in state.user_constraints() {
         if !all_text.contains(&normalize(&sentence)) {
             v.push(RuleViolation {
                 rule: "constraint_missing",

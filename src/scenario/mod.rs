@@ -140,11 +140,6 @@ impl Scenario {
         Some(s)
     }
 
-    /// Whether this is a benign variant.
-    pub fn is_benign_variant(&self) -> bool {
-        self.id.ends_with(BENIGN_SUFFIX)
-    }
-
     pub fn interrupt(&self, point: &str) -> Option<&Interrupt> {
         self.interrupts.iter().find(|i| i.point == point)
     }

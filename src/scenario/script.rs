@@ -50,10 +50,6 @@ impl Bindings {
         self.values.insert(name.to_string(), v);
     }
 
-    pub fn is_bound(&self, name: &str) -> bool {
-        self.values.contains_key(name)
-    }
-
     /// Replaces references in `args`. `$name` is the bound record's `id`, `$name.field` a field.
     pub fn resolve(&mut self, args: &Object) -> Result<Object, String> {
         let mut out = Object::new();

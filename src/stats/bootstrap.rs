@@ -28,6 +28,11 @@ impl SplitMix64 {
         z ^ (z >> 31)
     }
 
+    /// A uniform float in `[0, 1)` (the top 53 bits).
+    pub fn next_f64(&mut self) -> f64 {
+        (self.next_u64() >> 11) as f64 / (1u64 << 53) as f64
+    }
+
     /// A uniform integer in `0..bound`, without modulo bias (Lemire's multiply-and-reject).
     /// Returns 0 when `bound` is 0.
     pub fn below(&mut self, bound: usize) -> usize {

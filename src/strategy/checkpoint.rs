@@ -16,29 +16,9 @@ use super::{
 };
 use crate::checkpoint::*;
 use crate::scenario::ApprovalStatus;
-use crate::text::sentences;
+use crate::text::{is_constraint, is_stop_condition, sentences};
 use crate::world::Outcome;
 use crate::world::World;
-
-/// Cues that make a user sentence a constraint rather than an instruction.
-const CONSTRAINT_CUES: [&str; 14] = [
-    "do not", "don't", "never", "must not", "mustn't", "only ", "no ", "not ", "without", "avoid",
-    "freeze", "until", "stop", "hold",
-];
-/// Cues that make a constraint a stop condition as well.
-const STOP_CUES: [&str; 7] = [
-    "freeze", "frozen", "halt", "stop ", "hold", "pause", "until",
-];
-
-fn is_constraint(sentence: &str) -> bool {
-    let l = format!(" {} ", sentence.to_lowercase());
-    CONSTRAINT_CUES.iter().any(|c| l.contains(&format!(" {c}")))
-}
-
-fn is_stop(sentence: &str) -> bool {
-    let l = format!(" {} ", sentence.to_lowercase());
-    STOP_CUES.iter().any(|c| l.contains(&format!(" {c}")))
-}
 
 fn verification(state: VerificationState, revalidate: Option<Revalidate>) -> Verification {
     Verification { state, revalidate }
@@ -191,7 +171,7 @@ pub fn build(state: &InterruptedState, excerpt_chars: usize, retrieval: bool) ->
                     } else {
                         StatementKind::Instruction
                     };
-                    if kind == StatementKind::Constraint && is_stop(&sent) {
+                    if kind == StatementKind::Constraint && is_stop_condition(&sent) {
                         cp.stop_conditions
                             .push(format!("From the user ({}): {sent}", e.id));
                     }
