@@ -9,8 +9,8 @@ use std::sync::Arc;
 
 use serde::Serialize;
 
-use crate::agent::bare_segments;
 use crate::checkpoint::rules;
+use crate::destination::bare_segments;
 use crate::handoff::Handoff;
 use crate::scenario::{FactKind, Scenario, normalize};
 use crate::state::RestorePoint;

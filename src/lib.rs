@@ -3,11 +3,11 @@
 //!
 //! The library holds everything; `main.rs` only parses arguments and calls [`cli::run`].
 
-pub mod agent;
 pub mod audit;
 pub mod checkpoint;
 pub mod cli;
 pub mod continuity;
+pub mod destination;
 pub mod envelope;
 pub mod error;
 pub mod exit;

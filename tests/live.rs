@@ -12,7 +12,7 @@ use axum::Json;
 use axum::extract::State;
 use axum::http::{HeaderMap, StatusCode};
 use axum::response::{IntoResponse, Response};
-use compaction_eval::agent::live::{ErrorClass, ModelConfig};
+use compaction_eval::destination::live::{ErrorClass, ModelConfig};
 use compaction_eval::runner::{self, RunConfig, RunRecord, Silent, Status};
 use serde_json::{Value, json};
 
@@ -315,7 +315,9 @@ fn a_stalled_endpoint_times_out_into_an_errored_cell_while_the_rest_completes() 
     assert!(report.contains("Errored cells (1)"));
     // Errors are not cached: the next run asks again.
     assert_eq!(
-        compaction_eval::agent::live::Cache { dir: cache }.stats().0,
+        compaction_eval::destination::live::Cache { dir: cache }
+            .stats()
+            .0,
         4
     );
 }

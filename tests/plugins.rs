@@ -7,8 +7,8 @@ use common::cli;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
-use compaction_eval::agent::live::ErrorClass;
 use compaction_eval::audit;
+use compaction_eval::destination::live::ErrorClass;
 use compaction_eval::runner::{self, RunConfig, RunRecord, Silent, Status};
 use compaction_eval::scenario::{self, normalize};
 use compaction_eval::strategy::{Registry, RestorePoint};

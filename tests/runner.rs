@@ -4,7 +4,7 @@
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
-use compaction_eval::agent::{Action, ActionResult, SimAgent, SimKind};
+use compaction_eval::destination::{Action, ActionResult, SimAgent, SimKind};
 use compaction_eval::runner::{self, RunConfig, RunRecord, Silent};
 use compaction_eval::scenario;
 use compaction_eval::strategy::{self, Registry, RestorePoint};

@@ -109,7 +109,7 @@ pub struct RunArgs {
     /// Live models (`[model.NAME]` tables of the configuration file).
     #[arg(skip)]
     #[serde(default)]
-    pub model: std::collections::BTreeMap<String, crate::agent::live::ModelConfig>,
+    pub model: std::collections::BTreeMap<String, crate::destination::live::ModelConfig>,
 }
 
 impl RunArgs {

@@ -7,8 +7,8 @@ use std::time::Instant;
 use serde_json::json;
 
 use super::{HandoffKey, Plan, PointKey, Prepared, RunConfig, RunRecord, Status};
-use crate::agent::live::{LiveAgent, LiveClient};
-use crate::agent::{Action, ActionResult, Destination, SimAgent, sim_kind};
+use crate::destination::live::{LiveAgent, LiveClient};
+use crate::destination::{Action, ActionResult, Destination, SimAgent, sim_kind};
 use crate::handoff::tokens;
 use crate::record::ErrorClass;
 use crate::scenario::{Object, Scenario};

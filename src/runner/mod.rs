@@ -20,8 +20,8 @@ use sha2::{Digest, Sha256};
 pub use crate::record::{RecordError, RunRecord, Status};
 pub use cell::{CellSpec, run_cell};
 
-use crate::agent::live::{Cache, LiveClient, ModelConfig};
-use crate::agent::sim_kind;
+use crate::destination::live::{Cache, LiveClient, ModelConfig};
+use crate::destination::sim_kind;
 use crate::handoff::Handoff;
 use crate::record::{CellError, ErrorClass};
 use crate::scenario::{self, Scenario};
@@ -48,7 +48,7 @@ pub struct RunConfig {
     /// The simulated destinations' attention parameter (0: off).
     pub attention: f64,
     /// Live models by name (`[model.NAME]` in the configuration file).
-    pub model_defs: BTreeMap<String, crate::agent::live::ModelConfig>,
+    pub model_defs: BTreeMap<String, crate::destination::live::ModelConfig>,
     /// Response cache folder (default: the user's cache directory).
     pub cache_dir: Option<PathBuf>,
     /// Bypass the response cache.
@@ -257,7 +257,7 @@ fn live_clients(
             continue;
         }
         let Some(mc) = live_model(cfg, m) else {
-            let mut known: Vec<String> = crate::agent::SIM_MODELS
+            let mut known: Vec<String> = crate::destination::SIM_MODELS
                 .iter()
                 .map(|s| s.to_string())
                 .collect();

@@ -1,10 +1,10 @@
 //! `cache stats | clear`: the live models' response cache.
 //!
 //! Owns: the two lines it prints. Must not: know the cache's layout
-//! ([`crate::agent::live::Cache`] does).
+//! ([`crate::destination::live::Cache`] does).
 
-use crate::agent::live::Cache;
 use crate::cli::args::CacheCmd;
+use crate::destination::live::Cache;
 use crate::error::Error;
 use crate::exit;
 

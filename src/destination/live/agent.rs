@@ -1,0 +1,314 @@
+//! The live agent loop of one cell: the handoff and tools as chat messages and function
+//! definitions, each model turn parsed into an [`Action`] (malformed calls, unknown tools and
+//! text-only answers answered and counted), tool results sent back.
+//!
+//! It talks to the endpoint only through [`LiveClient`]; it never touches the world.
+
+use std::sync::Arc;
+use std::time::Instant;
+
+use async_openai::types::chat::ChatCompletionMessageToolCalls;
+use serde_json::{Value, json};
+
+use super::{CellError, ErrorClass, LiveClient, LiveStats};
+use crate::destination::{Action, ActionResult};
+use crate::handoff::{Handoff, Message, Role, tokens};
+use crate::scenario::{FinishStatus, Object, Scenario};
+
+/// The function definitions a live destination gets: scenario tools, then the harness's.
+pub fn tool_definitions(scenario: &Scenario, handoff: &Handoff) -> Vec<Value> {
+    let mut tools: Vec<Value> = scenario
+        .world
+        .tools
+        .iter()
+        .map(|t| json!({"type": "function", "function": {"name": t.name, "description": t.description, "parameters": t.json_schema()}}))
+        .collect();
+    tools.push(json!({"type": "function", "function": {"name": "ask_user", "description": "Ask the user a question and wait for the answer.",
+        "parameters": {"type": "object", "properties": {"question": {"type": "string"}}, "required": ["question"], "additionalProperties": false}}}));
+    tools.push(json!({"type": "function", "function": {"name": "request_approval", "description": "Ask the approver for an approval by id; returns its status.",
+        "parameters": {"type": "object", "properties": {"approval_id": {"type": "string"}}, "required": ["approval_id"], "additionalProperties": false}}}));
+    tools.push(json!({"type": "function", "function": {"name": "finish", "description": "End the task: completed, blocked (you stopped on purpose) or failed.",
+        "parameters": {"type": "object", "properties": {"status": {"type": "string", "enum": ["completed", "blocked", "failed"]}, "report": {"type": "string"}, "degraded": {"type": "boolean"}}, "required": ["status", "report"], "additionalProperties": false}}}));
+    for t in &handoff.extra_tools {
+        tools.push(json!({"type": "function", "function": {"name": t.name, "description": t.description, "parameters": t.parameters}}));
+    }
+    tools
+}
+
+fn wire_message(m: &Message) -> Value {
+    match (m.role, &m.tool_call) {
+        (Role::Assistant, Some(tc)) => json!({"role": "assistant", "content": null,
+            "tool_calls": [{"id": tc.id, "type": "function", "function": {"name": tc.name, "arguments": tc.arguments}}]}),
+        (Role::Tool, _) => {
+            json!({"role": "tool", "tool_call_id": m.tool_call_id, "content": m.content})
+        }
+        (Role::System, _) => json!({"role": "system", "content": m.content}),
+        (Role::User, _) => json!({"role": "user", "content": m.content}),
+        (Role::Assistant, None) => json!({"role": "assistant", "content": m.content}),
+    }
+}
+
+/// A live destination for one cell.
+pub struct LiveAgent {
+    client: Arc<LiveClient>,
+    messages: Vec<Value>,
+    tools: Vec<Value>,
+    tool_names: Vec<String>,
+    queue: std::collections::VecDeque<(String, Result<Action, String>)>,
+    /// The tool call whose result the next turn carries.
+    awaiting: Option<String>,
+    nudged: bool,
+    rep: u32,
+    seed: u64,
+    pub stats: LiveStats,
+}
+
+/// The nudge a real agent runtime sends when a model answers without calling a tool.
+pub const NUDGE: &str =
+    "Continue the task by calling one of the tools. When you are done, or must stop, call finish.";
+
+impl LiveAgent {
+    pub fn new(
+        client: Arc<LiveClient>,
+        system_prompt: &str,
+        scenario: &Scenario,
+        handoff: &Handoff,
+        rep: u32,
+        seed: u64,
+    ) -> LiveAgent {
+        let mut messages = vec![json!({"role": "system", "content": system_prompt})];
+        messages.extend(handoff.messages.iter().map(wire_message));
+        // A transcript handoff may end on an assistant turn; a chat request must end on a user
+        // or tool turn, so the harness says where the continuation starts.
+        if handoff
+            .messages
+            .last()
+            .is_some_and(|m| m.role != Role::User)
+        {
+            messages.push(json!({"role": "user", "content": "The previous session was interrupted here. Continue the task."}));
+        }
+        let tools = tool_definitions(scenario, handoff);
+        let tool_names = tools
+            .iter()
+            .filter_map(|t| t["function"]["name"].as_str().map(str::to_string))
+            .collect();
+        LiveAgent {
+            client,
+            messages,
+            tools,
+            tool_names,
+            queue: Default::default(),
+            awaiting: None,
+            nudged: false,
+            rep,
+            seed,
+            stats: LiveStats::default(),
+        }
+    }
+
+    fn body(&self) -> Value {
+        let c = &self.client.config;
+        let mut b = json!({ "model": c.model, "messages": self.messages, "tools": self.tools, "tool_choice": "auto" });
+        if let Some(t) = c.temperature {
+            b["temperature"] = json!(t);
+        }
+        if let Some(s) = c.seed {
+            b["seed"] = json!(s);
+        }
+        if let Some(m) = c.max_tokens {
+            b["max_tokens"] = json!(m);
+        }
+        b
+    }
+
+    fn tokens_used(&self) -> u64 {
+        self.stats.input_tokens + self.stats.output_tokens
+    }
+
+    fn parse_call(&mut self, name: &str, arguments: &str) -> Result<Action, String> {
+        if !self.tool_names.iter().any(|t| t == name) {
+            self.stats.unknown_tools += 1;
+            return Err(format!(
+                "unknown tool `{name}`; available tools: {}",
+                self.tool_names.join(", ")
+            ));
+        }
+        let args: Object = match serde_json::from_str::<Value>(if arguments.trim().is_empty() {
+            "{}"
+        } else {
+            arguments
+        }) {
+            Ok(Value::Object(o)) => o,
+            Ok(_) | Err(_) => {
+                self.stats.malformed_tool_calls += 1;
+                return Err("the tool-call arguments are not a JSON object; call the tool again with valid JSON arguments".into());
+            }
+        };
+        let s = |k: &str| args.get(k).and_then(|v| v.as_str()).map(str::to_string);
+        Ok(match name {
+            "ask_user" => Action::AskUser {
+                question: s("question").unwrap_or_default(),
+            },
+            "request_approval" => Action::RequestApproval {
+                approval_id: s("approval_id").unwrap_or_default(),
+            },
+            "retrieve" => Action::Retrieve {
+                resource: s("resource").unwrap_or_default(),
+            },
+            "finish" => Action::Finish {
+                status: match s("status").as_deref() {
+                    Some("completed") => FinishStatus::Completed,
+                    Some("blocked") => FinishStatus::Blocked,
+                    _ => FinishStatus::Failed,
+                },
+                report: s("report").unwrap_or_default(),
+                degraded: args
+                    .get("degraded")
+                    .and_then(|v| v.as_bool())
+                    .unwrap_or(false),
+            },
+            tool => Action::Call {
+                tool: tool.to_string(),
+                args,
+            },
+        })
+    }
+
+    /// The next action. `Err` ends the cell as errored (the endpoint failed for good).
+    async fn next(&mut self, last: Option<&ActionResult>) -> Result<Action, CellError> {
+        if let (Some(id), Some(r)) = (self.awaiting.take(), last) {
+            self.messages
+                .push(json!({"role": "tool", "tool_call_id": id, "content": r.text}));
+        }
+        loop {
+            if let Some((id, parsed)) = self.queue.pop_front() {
+                match parsed {
+                    Ok(action) => {
+                        self.awaiting = Some(id);
+                        return Ok(action);
+                    }
+                    // Answered the way an agent runtime would: an error result, and go on.
+                    Err(e) => self.messages.push(json!({"role": "tool", "tool_call_id": id, "content": format!("ERROR: {e}")})),
+                }
+                continue;
+            }
+            if let Some(budget) = self.client.config.cell_token_budget
+                && self.tokens_used() >= budget
+            {
+                return Ok(Action::Finish {
+                    status: FinishStatus::Failed,
+                    report: format!("cell token budget of {budget} exhausted"),
+                    degraded: false,
+                });
+            }
+            let body = self.body();
+            let resp = self
+                .client
+                .complete(&body, self.rep, self.seed, &mut self.stats)
+                .await?;
+            self.stats.reported_model = Some(resp.model.clone());
+            #[allow(deprecated)]
+            if let Some(fp) = &resp.system_fingerprint {
+                self.stats.system_fingerprint = Some(fp.clone());
+            }
+            let Some(choice) = resp.choices.first() else {
+                return Err(CellError {
+                    class: ErrorClass::ModelOutput,
+                    message: "the completion has no choices".into(),
+                });
+            };
+            let msg = &choice.message;
+            match &resp.usage {
+                Some(u) => {
+                    self.stats.input_tokens += u.prompt_tokens as u64;
+                    self.stats.output_tokens += u.completion_tokens as u64;
+                    self.stats.cached_input_tokens += u
+                        .prompt_tokens_details
+                        .as_ref()
+                        .and_then(|d| d.cached_tokens)
+                        .unwrap_or(0) as u64;
+                }
+                None => {
+                    let (i, _) =
+                        tokens::count_with(&self.client.config.tokenizer, &body.to_string());
+                    let (o, _) = tokens::count_with(
+                        &self.client.config.tokenizer,
+                        &serde_json::to_string(msg).unwrap_or_default(),
+                    );
+                    self.stats.input_tokens += i;
+                    self.stats.output_tokens += o;
+                    self.stats.estimated_tokens += i + o;
+                }
+            }
+            let calls: Vec<(String, String, String)> = msg
+                .tool_calls
+                .iter()
+                .flatten()
+                .map(|c| match c {
+                    ChatCompletionMessageToolCalls::Function(f) => (
+                        f.id.clone(),
+                        f.function.name.clone(),
+                        f.function.arguments.clone(),
+                    ),
+                    ChatCompletionMessageToolCalls::Custom(c) => (
+                        c.id.clone(),
+                        c.custom_tool.name.clone(),
+                        c.custom_tool.input.clone(),
+                    ),
+                })
+                .collect();
+            if calls.is_empty() {
+                self.stats.text_only_turns += 1;
+                self.messages.push(json!({"role": "assistant", "content": msg.content.clone().unwrap_or_default()}));
+                if self.nudged {
+                    return Ok(Action::Finish {
+                        status: FinishStatus::Failed,
+                        report: "the model stopped calling tools".into(),
+                        degraded: false,
+                    });
+                }
+                self.nudged = true;
+                self.messages
+                    .push(json!({"role": "user", "content": NUDGE}));
+                continue;
+            }
+            self.messages.push(json!({"role": "assistant", "content": msg.content,
+                "tool_calls": calls.iter().map(|(id, n, a)| json!({"id": id, "type": "function", "function": {"name": n, "arguments": a}})).collect::<Vec<_>>()}));
+            for (id, name, args) in calls {
+                let parsed = self.parse_call(&name, &args);
+                self.queue.push_back((id, parsed));
+            }
+        }
+    }
+
+    /// Cost of the cell's calls, when the model has prices.
+    fn finish_stats(&mut self) {
+        let c = &self.client.config;
+        if let (Some(pi), Some(po)) = (c.price_input_per_mtok, c.price_output_per_mtok) {
+            self.stats.cost_usd = Some(
+                (self.stats.input_tokens as f64 * pi + self.stats.output_tokens as f64 * po) / 1e6,
+            );
+        }
+    }
+}
+
+impl crate::destination::Destination for LiveAgent {
+    fn next_action<'a>(
+        &'a mut self,
+        last: Option<&'a ActionResult>,
+    ) -> crate::destination::ActionFuture<'a> {
+        Box::pin(self.next(last))
+    }
+
+    fn clock_ms(&self, _started: &Instant) -> f64 {
+        self.stats.latency_ms
+    }
+
+    fn report(&mut self) -> crate::destination::DestinationReport {
+        self.finish_stats();
+        crate::destination::DestinationReport {
+            live: Some(self.stats.clone()),
+            ..Default::default()
+        }
+    }
+}

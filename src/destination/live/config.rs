@@ -1,0 +1,98 @@
+//! A live model's configuration (`[model.NAME]` tables and `openai:MODEL`): endpoint, key
+//! variable name, sampling, limits, retries and prices. Data only: it never opens a connection and
+//! never reads the key's value.
+
+use serde::{Deserialize, Serialize};
+
+/// A live model, as the run configuration describes it (`[model.NAME]` tables).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ModelConfig {
+    /// The name used on the command line (the table's key).
+    #[serde(default, skip_deserializing)]
+    pub name: String,
+    /// Base URL including `/v1`, no trailing slash (e.g. `http://127.0.0.1:8000/v1`).
+    pub base_url: String,
+    /// The model name the endpoint expects.
+    pub model: String,
+    /// Name of the environment variable holding the API key (none for local servers).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub api_key_env: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub temperature: Option<f64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub seed: Option<u64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub max_tokens: Option<u32>,
+    /// Context window, for reports.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub context_window: Option<u64>,
+    /// Encoding used to count tokens the provider does not report (`o200k_base`, `cl100k_base`).
+    #[serde(default = "default_tokenizer")]
+    pub tokenizer: String,
+    /// Requests in flight at once.
+    #[serde(default = "default_concurrency")]
+    pub max_concurrency: usize,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub requests_per_minute: Option<u32>,
+    /// Seconds before a request counts as timed out.
+    #[serde(default = "default_timeout")]
+    pub request_timeout_s: f64,
+    /// Retries after the first attempt, on 429, 5xx, timeouts and connection errors.
+    #[serde(default = "default_retries")]
+    pub retries: u32,
+    /// First backoff in seconds (doubled each retry, with jitter, capped at 30 s).
+    #[serde(default = "default_backoff")]
+    pub backoff_s: f64,
+    /// Dollars per million input / output tokens, for cost per cell.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub price_input_per_mtok: Option<f64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub price_output_per_mtok: Option<f64>,
+    /// Tokens (input + output) a cell may spend before it ends as failed.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cell_token_budget: Option<u64>,
+}
+
+fn default_tokenizer() -> String {
+    "o200k_base".into()
+}
+fn default_concurrency() -> usize {
+    4
+}
+fn default_timeout() -> f64 {
+    120.0
+}
+fn default_retries() -> u32 {
+    4
+}
+fn default_backoff() -> f64 {
+    1.0
+}
+
+impl ModelConfig {
+    /// `openai:MODEL`: the OpenAI API (or `OPENAI_BASE_URL`), key from `OPENAI_API_KEY`.
+    pub fn openai(model: &str) -> ModelConfig {
+        let base =
+            std::env::var("OPENAI_BASE_URL").unwrap_or_else(|_| "https://api.openai.com/v1".into());
+        ModelConfig {
+            name: format!("openai:{model}"),
+            base_url: base.trim_end_matches('/').to_string(),
+            model: model.to_string(),
+            api_key_env: Some("OPENAI_API_KEY".into()),
+            temperature: None,
+            seed: None,
+            max_tokens: None,
+            context_window: None,
+            tokenizer: default_tokenizer(),
+            max_concurrency: default_concurrency(),
+            requests_per_minute: None,
+            request_timeout_s: default_timeout(),
+            retries: default_retries(),
+            backoff_s: default_backoff(),
+            price_input_per_mtok: None,
+            price_output_per_mtok: None,
+            cell_token_budget: None,
+        }
+    }
+}
