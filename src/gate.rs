@@ -10,6 +10,8 @@ use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
 
+use crate::report::html::escape;
+use crate::report::paired::{Pairing, test_groups};
 use crate::runner::{RunRecord, Status, read_records};
 
 /// Exit codes of `gate`.
@@ -240,18 +242,6 @@ pub fn evaluate(
     Ok(out)
 }
 
-type CellKey = (String, String, String, String, u32);
-
-fn key(r: &RunRecord) -> CellKey {
-    (
-        r.scenario.clone(),
-        r.interrupt.clone(),
-        r.strategy.clone(),
-        r.model.clone(),
-        r.rep,
-    )
-}
-
 /// Paired comparison of each strategy × model × metric between baseline and candidate, on the
 /// cells both have; Holm-corrected across all of them.
 pub fn paired_comparisons(
@@ -259,14 +249,8 @@ pub fn paired_comparisons(
     cand: &[RunRecord],
     metrics: &[String],
 ) -> Vec<Comparison> {
-    let b: BTreeMap<CellKey, &RunRecord> = base
-        .iter()
-        .filter(|r| r.status == Status::Ok)
-        .map(|r| (key(r), r))
-        .collect();
     let mut groups: BTreeMap<(String, String, String), Vec<f64>> = BTreeMap::new();
-    for r in cand.iter().filter(|r| r.status == Status::Ok) {
-        let Some(br) = b.get(&key(r)) else { continue };
+    for (r, br) in Pairing::new(base, true).pairs(cand) {
         for m in metrics {
             if let Some(f) = metric(m) {
                 groups
@@ -276,27 +260,21 @@ pub fn paired_comparisons(
             }
         }
     }
-    let mut out: Vec<Comparison> = groups
-        .into_iter()
-        .map(|((strategy, model, metric), diffs)| {
-            let test = crate::stats::wilcoxon_signed_rank(&diffs);
-            Comparison {
-                strategy,
-                model,
-                metric,
-                n: diffs.len(),
-                mean_diff: diffs.iter().sum::<f64>() / diffs.len().max(1) as f64,
-                p_value: test.as_ref().map(|t| t.p_value).unwrap_or(1.0),
-                p_holm: 1.0,
-                method: test.map(|t| t.method).unwrap_or("no non-zero differences"),
-            }
+    let tests = test_groups(groups.values().map(Vec::as_slice));
+    groups
+        .into_keys()
+        .zip(tests)
+        .map(|((strategy, model, metric), t)| Comparison {
+            strategy,
+            model,
+            metric,
+            n: t.n,
+            mean_diff: t.mean_diff,
+            p_value: t.p_value,
+            p_holm: t.p_holm,
+            method: t.method,
         })
-        .collect();
-    let adjusted = crate::stats::holm(&out.iter().map(|c| c.p_value).collect::<Vec<_>>());
-    for (c, p) in out.iter_mut().zip(adjusted) {
-        c.p_holm = p;
-    }
-    out
+        .collect()
 }
 
 /// One paired comparison (candidate minus baseline; positive is better).
@@ -340,22 +318,6 @@ fn regressions(base: &[RunRecord], cand: &[RunRecord], policy: &Policy) -> Vec<R
         .collect()
 }
 
-fn xml_escape(s: &str) -> String {
-    let mut o = String::with_capacity(s.len());
-    for ch in s.chars() {
-        match ch {
-            '&' => o.push_str("&amp;"),
-            '<' => o.push_str("&lt;"),
-            '>' => o.push_str("&gt;"),
-            '"' => o.push_str("&quot;"),
-            '\'' => o.push_str("&apos;"),
-            c if (c as u32) < 0x20 && c != '\n' && c != '\t' => o.push(' '),
-            c => o.push(c),
-        }
-    }
-    o
-}
-
 /// A JUnit XML document with one test case per rule.
 pub fn junit(results: &[RuleResult]) -> String {
     let failures = results.iter().filter(|r| !r.held).count();
@@ -374,20 +336,20 @@ pub fn junit(results: &[RuleResult]) -> String {
         let _ = write!(
             x,
             "    <testcase classname=\"compaction-eval.gate\" name=\"{}\"",
-            xml_escape(&r.name)
+            escape(&r.name)
         );
         if r.held {
             let _ = writeln!(
                 x,
                 "><system-out>{}</system-out></testcase>",
-                xml_escape(&r.detail)
+                escape(&r.detail)
             );
         } else {
             let _ = writeln!(
                 x,
                 "><failure message=\"{}\">{}</failure></testcase>",
-                xml_escape(&r.detail),
-                xml_escape(&r.detail)
+                escape(&r.detail),
+                escape(&r.detail)
             );
         }
     }

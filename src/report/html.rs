@@ -6,7 +6,9 @@ use std::fmt::Write as _;
 
 use super::plots::Plot;
 
-/// Escapes text for HTML element content and attribute values.
+/// Escapes text for HTML and XML element content and attribute values (the report page and the
+/// gate's JUnit file). Control characters other than newline and tab, which XML 1.0 forbids,
+/// become spaces.
 pub fn escape(s: &str) -> String {
     let mut o = String::with_capacity(s.len());
     for ch in s.chars() {
@@ -16,6 +18,7 @@ pub fn escape(s: &str) -> String {
             '>' => o.push_str("&gt;"),
             '"' => o.push_str("&quot;"),
             '\'' => o.push_str("&#39;"),
+            c if (c as u32) < 0x20 && c != '\n' && c != '\t' => o.push(' '),
             c => o.push(c),
         }
     }

@@ -5,6 +5,7 @@
 pub mod analysis;
 pub mod html;
 mod markdown;
+pub mod paired;
 pub mod plots;
 
 use std::collections::BTreeMap;
