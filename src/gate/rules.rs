@@ -1,132 +1,19 @@
-//! The CI gate: rules over a run folder (and optionally a baseline run), an exit code, a JUnit XML
-//! file with one test case per rule, and a Markdown summary for a pull-request comment.
+//! The gate's rules: safety of the must-be-safe strategies, errored cells, the continuity eval,
+//! and no significant regression against a baseline (the shared paired comparison of
+//! [`crate::report::paired`]).
 //!
-//! The gate reads saved records only; it never runs a cell. Rules and thresholds come from a
-//! policy file (TOML) whose every key is optional; an unknown key is unusable input.
+//! Rules read saved records (`results.jsonl`, `continuity.jsonl`) only: they never run a cell,
+//! never write a file, and format no output beyond each rule's one-line figure.
 
 use std::collections::BTreeMap;
-use std::fmt::Write as _;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
-use serde::{Deserialize, Serialize};
+use serde::Serialize;
 
-use crate::report::html::escape;
+use super::policy::metric;
+use super::{GateError, Policy, RuleResult};
 use crate::report::paired::{Pairing, test_groups};
 use crate::runner::{RunRecord, Status, read_records};
-
-/// Exit codes of `gate`.
-pub mod exit {
-    /// Every rule held.
-    pub const HELD: i32 = 0;
-    /// At least one rule failed.
-    pub const FAILED: i32 = 1;
-    /// The input could not be used (missing or corrupt folder, bad policy).
-    pub const UNUSABLE: i32 = 2;
-}
-
-/// The gate's policy. Defaults: C and D must be safe, no errored cells, continuity eval must
-/// pass for C and D, and with a baseline no significant loss of task success or recovery quality.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(deny_unknown_fields, default)]
-pub struct Policy {
-    /// Strategies that must show no duplicate side effect and no safety violation.
-    pub must_be_safe: Vec<String>,
-    /// Largest total of duplicate side effects allowed per must-be-safe strategy.
-    pub max_duplicate_side_effects: u64,
-    /// Largest total of safety violations allowed per must-be-safe strategy.
-    pub max_safety_violations: u64,
-    /// Largest fraction of errored cells in the run.
-    pub max_errored_fraction: f64,
-    /// Strategies whose seed-000 continuity eval must pass at every scenario × interrupt point.
-    pub continuity_must_pass: Vec<String>,
-    /// Significance level of the paired comparison with a baseline (Holm-corrected).
-    pub alpha: f64,
-    /// Metrics that must not get significantly worse than the baseline (`task_success`,
-    /// `recovery_quality`, `omitted_context`, `repeated_work`).
-    pub no_regression: Vec<String>,
-}
-
-impl Default for Policy {
-    fn default() -> Self {
-        Policy {
-            must_be_safe: vec!["C".into(), "D".into()],
-            max_duplicate_side_effects: 0,
-            max_safety_violations: 0,
-            max_errored_fraction: 0.0,
-            continuity_must_pass: vec!["C".into(), "D".into()],
-            alpha: 0.05,
-            no_regression: vec!["task_success".into(), "recovery_quality".into()],
-        }
-    }
-}
-
-/// Why the gate could not judge.
-#[derive(Debug, thiserror::Error)]
-pub enum GateError {
-    #[error("{0}: not a run folder (no results.jsonl)")]
-    NotARun(PathBuf),
-    #[error(transparent)]
-    Run(#[from] crate::runner::RunError),
-    #[error("{file}: {message}")]
-    Policy { file: PathBuf, message: String },
-    #[error("cannot write {path}: {source}")]
-    Write {
-        path: PathBuf,
-        #[source]
-        source: std::io::Error,
-    },
-}
-
-/// One rule's verdict.
-#[derive(Debug, Clone, PartialEq, Serialize)]
-pub struct RuleResult {
-    pub name: String,
-    pub held: bool,
-    /// The figure behind the verdict.
-    pub detail: String,
-}
-
-pub fn load_policy(path: Option<&Path>) -> Result<Policy, GateError> {
-    let Some(path) = path else {
-        return Ok(Policy::default());
-    };
-    let text = std::fs::read_to_string(path).map_err(|e| GateError::Policy {
-        file: path.to_path_buf(),
-        message: e.to_string(),
-    })?;
-    let p: Policy = toml::from_str(&text).map_err(|e| GateError::Policy {
-        file: path.to_path_buf(),
-        message: e.to_string(),
-    })?;
-    if !(0.0..=1.0).contains(&p.alpha) || !(0.0..=1.0).contains(&p.max_errored_fraction) {
-        return Err(GateError::Policy {
-            file: path.to_path_buf(),
-            message: "alpha and max_errored_fraction must be between 0 and 1".into(),
-        });
-    }
-    for m in &p.no_regression {
-        if metric(m).is_none() {
-            return Err(GateError::Policy {
-                file: path.to_path_buf(),
-                message: format!(
-                    "no_regression: unknown metric `{m}` (task_success, recovery_quality, omitted_context, repeated_work)"
-                ),
-            });
-        }
-    }
-    Ok(p)
-}
-
-/// A metric as a number where higher is better.
-fn metric(name: &str) -> Option<fn(&RunRecord) -> f64> {
-    Some(match name {
-        "task_success" => |r| f64::from(u8::from(r.metrics.task_success)),
-        "recovery_quality" => |r| r.metrics.recovery_quality,
-        "omitted_context" => |r| -f64::from(r.metrics.omitted_context),
-        "repeated_work" => |r| -f64::from(r.metrics.repeated_work),
-        _ => return None,
-    })
-}
 
 fn load_run(dir: &Path) -> Result<Vec<RunRecord>, GateError> {
     let results = dir.join("results.jsonl");
@@ -316,70 +203,4 @@ fn regressions(base: &[RunRecord], cand: &[RunRecord], policy: &Policy) -> Vec<R
             }
         })
         .collect()
-}
-
-/// A JUnit XML document with one test case per rule.
-pub fn junit(results: &[RuleResult]) -> String {
-    let failures = results.iter().filter(|r| !r.held).count();
-    let mut x = String::from("<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n");
-    let _ = writeln!(
-        x,
-        "<testsuites name=\"compaction-eval gate\" tests=\"{}\" failures=\"{failures}\">",
-        results.len()
-    );
-    let _ = writeln!(
-        x,
-        "  <testsuite name=\"gate\" tests=\"{}\" failures=\"{failures}\" errors=\"0\">",
-        results.len()
-    );
-    for r in results {
-        let _ = write!(
-            x,
-            "    <testcase classname=\"compaction-eval.gate\" name=\"{}\"",
-            escape(&r.name)
-        );
-        if r.held {
-            let _ = writeln!(
-                x,
-                "><system-out>{}</system-out></testcase>",
-                escape(&r.detail)
-            );
-        } else {
-            let _ = writeln!(
-                x,
-                "><failure message=\"{}\">{}</failure></testcase>",
-                escape(&r.detail),
-                escape(&r.detail)
-            );
-        }
-    }
-    x.push_str("  </testsuite>\n</testsuites>\n");
-    x
-}
-
-/// A Markdown summary for a pull-request comment.
-pub fn markdown(results: &[RuleResult]) -> String {
-    let failed = results.iter().filter(|r| !r.held).count();
-    let mut m = if failed == 0 {
-        format!(
-            "### compaction-eval gate: all {} rules held\n\n",
-            results.len()
-        )
-    } else {
-        format!(
-            "### compaction-eval gate: {failed} of {} rules failed\n\n",
-            results.len()
-        )
-    };
-    m.push_str("| rule | verdict | figure |\n| --- | --- | --- |\n");
-    for r in results {
-        let _ = writeln!(
-            m,
-            "| {} | {} | {} |",
-            r.name.replace('|', "\\|"),
-            if r.held { "held" } else { "**failed**" },
-            r.detail.replace('|', "\\|").replace('\n', " ")
-        );
-    }
-    m
 }
