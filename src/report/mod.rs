@@ -513,6 +513,8 @@ pub fn render_plots(
         .filter_map(|g| {
             Some(plots::Point {
                 label: format!("{} · {}", g.strategy, g.model),
+                colour: g.strategy.clone(),
+                marker: g.model.clone(),
                 x: g.restore_tokens?.median,
                 y: g.task_success.rate,
             })

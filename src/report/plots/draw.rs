@@ -35,8 +35,8 @@ pub(super) const PALETTE: [RGBColor; 9] = [
     RGBColor(140, 140, 140),
 ];
 
-/// Marker shapes cycled after the palette runs out.
-pub(super) const SHAPES: usize = 4;
+/// Distinct marker shapes (see [`draw_marker`]).
+pub(super) const SHAPES: usize = 6;
 
 /// (plot area, legend panel)
 pub(super) type Split<DB> = (DrawingArea<DB, Shift>, DrawingArea<DB, Shift>);
@@ -104,6 +104,59 @@ pub(super) fn fit<DB: DrawingBackend, CT: CoordTranslate>(
     Ok(out)
 }
 
+/// `text` (control characters replaced) wrapped into at most `max_lines` lines of at most
+/// `max_px` pixels, breaking after `_`, `-`, `/`, `.` or a space, or inside a word too long for a
+/// line; the last line is shortened with `…` if text remains.
+pub(super) fn wrap<DB: DrawingBackend, CT: CoordTranslate>(
+    area: &DrawingArea<DB, CT>,
+    text: &str,
+    style: &TextStyle,
+    max_px: u32,
+    max_lines: usize,
+) -> AreaResult<Vec<String>, DB> {
+    let clean: String = text
+        .chars()
+        .map(|c| if c.is_control() { ' ' } else { c })
+        .collect();
+    let mut pieces: Vec<String> = vec![String::new()];
+    for c in clean.chars() {
+        pieces.last_mut().expect("never empty").push(c);
+        if matches!(c, '_' | '-' | '/' | '.' | ' ') {
+            pieces.push(String::new());
+        }
+    }
+    let mut lines: Vec<String> = Vec::new();
+    let mut cur = String::new();
+    for piece in pieces.iter().filter(|p| !p.is_empty()) {
+        let joined = format!("{cur}{piece}");
+        if cur.is_empty() || text_width(area, joined.trim_end(), style)? <= max_px {
+            cur = joined;
+        } else {
+            lines.push(std::mem::take(&mut cur));
+            cur = piece.clone();
+        }
+        // A piece wider than a line is cut by characters.
+        while text_width(area, cur.trim_end(), style)? > max_px && cur.chars().count() > 1 {
+            let chars: Vec<char> = cur.chars().collect();
+            let mut n = chars.len() - 1;
+            while n > 1 && text_width(area, &chars[..n].iter().collect::<String>(), style)? > max_px
+            {
+                n -= 1;
+            }
+            lines.push(chars[..n].iter().collect());
+            cur = chars[n..].iter().collect();
+        }
+    }
+    if !cur.is_empty() {
+        lines.push(cur);
+    }
+    if lines.len() > max_lines {
+        let rest = lines.split_off(max_lines - 1).concat();
+        lines.push(fit(area, &rest, style, max_px)?);
+    }
+    Ok(lines.into_iter().map(|l| l.trim_end().to_owned()).collect())
+}
+
 /// Fills the background, draws the title, returns the area below it.
 pub(super) fn frame<DB: DrawingBackend>(
     root: &DrawingArea<DB, Shift>,
@@ -125,6 +178,8 @@ pub(super) enum Key {
     Box(RGBColor),
     Median,
     Dot(RGBColor),
+    /// No icon: the text is a sub-heading.
+    Label,
 }
 
 pub(super) struct LegendItem {
@@ -173,7 +228,12 @@ pub(super) fn draw_legend<DB: DrawingBackend>(
     for item in &items[..shown] {
         draw_key(panel, &item.key, (20, y))?;
         let text = fit(panel, &item.text, &st, max_text)?;
-        panel.draw_text(&text, &st, (38, y))?;
+        let x = if matches!(item.key, Key::Label) {
+            8
+        } else {
+            38
+        };
+        panel.draw_text(&text, &st, (x, y))?;
         y += LEGEND_ROW;
     }
     if shown < items.len() {
@@ -199,7 +259,8 @@ pub(super) fn draw_key<DB: DrawingBackend>(
                 c.filled(),
             ))?;
         }
-        Key::Marker(c, shape) => draw_marker(panel, (x, y), shape, c)?,
+        Key::Marker(c, shape) => draw_marker(panel, (x, y), (0, 0), shape, c)?,
+        Key::Label => {}
         Key::Whisker(c) => {
             let s = c.stroke_width(2);
             panel.draw(&PathElement::new(vec![(x - 11, y), (x + 11, y)], s))?;
@@ -224,10 +285,13 @@ pub(super) fn draw_key<DB: DrawingBackend>(
     Ok(())
 }
 
-/// Draws marker `shape` (cycled) centred on `at`.
+/// Draws hollow marker `shape` (cycled: circle, triangle, square, diamond, plus, ×) centred on
+/// `at`, offset by `(dx, dy)` pixels. The shapes differ in outline and size, so markers drawn
+/// on the same spot stay distinguishable.
 pub(super) fn draw_marker<DB, CT>(
     area: &DrawingArea<DB, CT>,
     at: CT::From,
+    (dx, dy): (i32, i32),
     shape: usize,
     color: RGBColor,
 ) -> Drawn<DB>
@@ -236,12 +300,36 @@ where
     CT: CoordTranslate,
     CT::From: Clone + 'static,
 {
-    let fill = color.filled();
+    let line = color.stroke_width(2);
+    let closed = |pts: &[(i32, i32)]| {
+        let mut v: Vec<(i32, i32)> = pts.iter().map(|&(x, y)| (x + dx, y + dy)).collect();
+        v.push(v[0]);
+        EmptyElement::at(at.clone()) + PathElement::new(v, line)
+    };
     match shape % SHAPES {
-        0 => area.draw(&(EmptyElement::at(at) + Circle::new((0, 0), 6, fill))),
-        1 => area.draw(&(EmptyElement::at(at) + Rectangle::new([(-5, -5), (5, 5)], fill))),
-        2 => area.draw(&(EmptyElement::at(at) + TriangleMarker::new((0, 0), 8, fill))),
-        _ => area.draw(&(EmptyElement::at(at) + Cross::new((0, 0), 6, color.stroke_width(3)))),
+        0 => area.draw(&(EmptyElement::at(at.clone()) + Circle::new((dx, dy), 6, line))),
+        1 => area.draw(&closed(&[(0, -9), (8, 6), (-8, 6)])),
+        2 => area.draw(&closed(&[(-5, -5), (5, -5), (5, 5), (-5, 5)])),
+        3 => area.draw(&closed(&[(0, -9), (8, 0), (0, 9), (-8, 0)])),
+        4 => {
+            area.draw(
+                &(EmptyElement::at(at.clone())
+                    + PathElement::new(vec![(dx - 8, dy), (dx + 8, dy)], line)),
+            )?;
+            area.draw(
+                &(EmptyElement::at(at) + PathElement::new(vec![(dx, dy - 8), (dx, dy + 8)], line)),
+            )
+        }
+        _ => {
+            area.draw(
+                &(EmptyElement::at(at.clone())
+                    + PathElement::new(vec![(dx - 6, dy - 6), (dx + 6, dy + 6)], line)),
+            )?;
+            area.draw(
+                &(EmptyElement::at(at)
+                    + PathElement::new(vec![(dx - 6, dy + 6), (dx + 6, dy - 6)], line)),
+            )
+        }
     }
 }
 

@@ -82,29 +82,30 @@ impl Figure for HeatFigure<'_> {
         let rows: Vec<String> = self.rows.iter().map(|s| (*s).to_owned()).collect();
         let (label_w, row_labels) = row_label_area(&plot_area, &rows, &tick)?;
 
+        // Column labels are wrapped to the column width (at most three lines), and the label
+        // area below the map is sized for the tallest.
+        let col_style = style(TICK_PX, INK);
+        let (plot_w, _) = plot_area.dim_in_pixel();
+        let col_est = f64::from(plot_w.saturating_sub(label_w + 20)) / nc as f64;
+        let col_labels = self
+            .cols
+            .iter()
+            .map(|c| wrap(root, c, &col_style, (col_est - 8.0).max(8.0) as u32, 3))
+            .collect::<Result<Vec<_>, _>>()?;
+        let lines = col_labels.iter().map(Vec::len).max().unwrap_or(1) as u32;
+        let line_px = TICK_PX as u32 + 3;
+
         let x = Ticked::new(0.0..nc as f64, (0..nc).map(|i| i as f64 + 0.5).collect());
         let y = Ticked::new(0.0..nr as f64, (0..nr).map(|i| i as f64 + 0.5).collect());
         let mut chart = ChartBuilder::on(&plot_area)
             .margin(10)
-            .x_label_area_size(56)
+            .x_label_area_size(40 + lines * line_px)
             .y_label_area_size(label_w)
             .build_cartesian_2d(x, y)?;
         let (xr, yr) = chart.plotting_area().get_pixel_range();
         let col_px = (xr.end - xr.start) as f64 / nc as f64;
         let cell_px = (yr.end - yr.start) as f64 / nr as f64;
-        let col_style = style(TICK_PX, INK);
-        let col_labels = self
-            .cols
-            .iter()
-            .map(|c| fit(root, c, &col_style, (col_px - 6.0).max(8.0) as u32))
-            .collect::<Result<Vec<_>, _>>()?;
-        let x_fmt = |v: &f64| {
-            let i = v.floor();
-            if i < 0.0 {
-                return String::new();
-            }
-            col_labels.get(i as usize).cloned().unwrap_or_default()
-        };
+        let x_fmt = |_: &f64| String::new();
         let y_fmt = |v: &f64| {
             let i = v.floor();
             if i < 0.0 || i >= nr as f64 {
@@ -121,12 +122,23 @@ impl Figure for HeatFigure<'_> {
             .axis_style(MUTED)
             .x_label_formatter(&x_fmt)
             .y_label_formatter(&y_fmt)
-            .x_label_style(col_style.clone())
             .y_label_style(tick.clone())
             .axis_desc_style(style(DESC_PX, INK))
             .x_desc("interrupt point")
             .y_desc("strategy")
             .draw()?;
+
+        let label_style = anchored(TICK_PX, INK, HPos::Center, VPos::Top);
+        for (c, lines) in col_labels.iter().enumerate() {
+            let (cx, _) = chart.backend_coord(&(c as f64 + 0.5, 0.0));
+            for (k, line) in lines.iter().enumerate() {
+                root.draw_text(
+                    line,
+                    &label_style,
+                    (cx, yr.end + 8 + k as i32 * line_px as i32),
+                )?;
+            }
+        }
 
         let text_px = even_px(cell_px.min(col_px) * 0.42).clamp(8.0, 18.0);
         for r in 0..nr {

@@ -66,8 +66,12 @@ pub struct Bar {
 /// One labelled point of a scatter plot.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Point {
-    /// Written next to the point (where it does not collide) and in the legend.
+    /// Written next to the point where it does not collide with another label or marker.
     pub label: String,
+    /// Colour key, e.g. the strategy: points with the same key share a colour.
+    pub colour: String,
+    /// Marker key, e.g. the destination model: points with the same key share a marker shape.
+    pub marker: String,
     /// Horizontal position, e.g. median restore tokens.
     pub x: f64,
     /// Vertical position, e.g. the task success rate (shown in percent when in `[0, 1]`).
@@ -149,8 +153,9 @@ pub fn success_bars(title: &str, bars: &[Bar]) -> Result<Plot, PlotError> {
     render(NAME, &BarsFigure { title, bars })
 }
 
-/// Cost against quality: x = median restore tokens, y = task success, one labelled point per
-/// strategy × model (colour and marker listed in the legend). File stem `cost_quality`.
+/// Cost against quality: x = median restore tokens, y = task success, one hollow marker per
+/// point, its colour from [`Point::colour`] and its shape from [`Point::marker`] (both keys in the
+/// legend). File stem `cost_quality`.
 pub fn cost_quality(title: &str, points: &[Point]) -> Result<Plot, PlotError> {
     const NAME: &str = "cost_quality";
     for p in points {
