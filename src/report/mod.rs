@@ -7,6 +7,7 @@ pub mod html;
 mod markdown;
 pub mod paired;
 pub mod plots;
+pub mod view;
 
 use std::collections::BTreeMap;
 use std::path::Path;
@@ -454,7 +455,6 @@ pub fn render_dir_with(
     };
     summary.analysis = analysis::analyse(&records, &opts);
     let exports: [&dyn Export; 4] = [&RunsCsv, &SummaryCsv, &SummaryJson, &MarkdownReport];
-    let mut markdown = Vec::new();
     for e in exports {
         let bytes = e
             .render(&records, &summary, &manifest)
@@ -462,9 +462,6 @@ pub fn render_dir_with(
         let p = dir.join(e.file_name());
         std::fs::write(&p, &bytes)
             .map_err(|source| crate::runner::RunError::Io { path: p, source })?;
-        if e.file_name() == "report.md" {
-            markdown = bytes;
-        }
     }
     let plots = render_plots(&records, &summary)
         .map_err(|e| crate::runner::RunError::Usage(e.to_string()))?;
@@ -475,7 +472,8 @@ pub fn render_dir_with(
             source,
         })?;
     }
-    let page = html::page(&String::from_utf8_lossy(&markdown), &plots);
+    let page = html::page(&records, &summary, &manifest, &plots)
+        .map_err(crate::runner::RunError::Usage)?;
     let p = dir.join("report.html");
     std::fs::write(&p, page).map_err(|source| crate::runner::RunError::Io { path: p, source })?;
     Ok(summary)
