@@ -1,8 +1,9 @@
 //! Inferential numbers for reports: Wilson intervals of success rates, cluster-bootstrap CIs of
 //! medians (scenarios resampled whole), pass^k over repetitions, the injection triple (benign
 //! utility, utility under attack, targeted attack success rate), and paired comparisons against a
-//! reference strategy with Holm correction. The arithmetic is `crate::stats`; this module only
-//! decides which records go together.
+//! reference strategy with Holm correction. The arithmetic is `crate::stats` and
+//! [`super::paired`]; this module only decides which records go together. It never formats a
+//! number for a reader, never reads files and never runs a cell.
 
 use std::collections::BTreeMap;
 

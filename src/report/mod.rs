@@ -1,6 +1,11 @@
 //! Run outputs generated from saved records: `runs.csv`, `summary.csv`, `summary.json`,
-//! `report.md`. Each format is one [`Export`] implementation; all of them read only the records
-//! (and the manifest), so a report can be re-rendered without running a cell.
+//! `report.md`, `report.html` and `plots/`. This module owns the [`Summary`] (aggregates and the
+//! seed-003 ranking), the CSV/JSON exports and [`render_dir`], which writes them all; the
+//! statistics are in [`analysis`] and [`paired`], what the reports show in [`view`], the
+//! Markdown and HTML in `markdown` and [`html`], the charts in [`plots`].
+//!
+//! Everything here reads only the records, `continuity.jsonl` and the manifest, so a report can
+//! be re-rendered without running a cell; nothing here runs a cell or changes a record.
 
 pub mod analysis;
 pub mod html;

@@ -74,6 +74,13 @@ pub(super) fn text_width<DB: DrawingBackend, CT: CoordTranslate>(
     Ok(area.estimate_text_size(text, style)?.0)
 }
 
+/// `text` with control characters replaced by spaces.
+fn printable(text: &str) -> String {
+    text.chars()
+        .map(|c| if c.is_control() { ' ' } else { c })
+        .collect()
+}
+
 /// `text` with control characters replaced, shortened with `…` to at most `max_px` pixels.
 pub(super) fn fit<DB: DrawingBackend, CT: CoordTranslate>(
     area: &DrawingArea<DB, CT>,
@@ -81,10 +88,7 @@ pub(super) fn fit<DB: DrawingBackend, CT: CoordTranslate>(
     style: &TextStyle,
     max_px: u32,
 ) -> AreaResult<String, DB> {
-    let clean: String = text
-        .chars()
-        .map(|c| if c.is_control() { ' ' } else { c })
-        .collect();
+    let clean = printable(text);
     if text_width(area, &clean, style)? <= max_px {
         return Ok(clean);
     }
@@ -114,10 +118,7 @@ pub(super) fn wrap<DB: DrawingBackend, CT: CoordTranslate>(
     max_px: u32,
     max_lines: usize,
 ) -> AreaResult<Vec<String>, DB> {
-    let clean: String = text
-        .chars()
-        .map(|c| if c.is_control() { ' ' } else { c })
-        .collect();
+    let clean = printable(text);
     let mut pieces: Vec<String> = vec![String::new()];
     for c in clean.chars() {
         pieces.last_mut().expect("never empty").push(c);
