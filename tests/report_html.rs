@@ -61,13 +61,13 @@ fn model_written_text_is_escaped_and_plots_are_inlined() {
     // A reader sees the ranking and the plots first, then the findings, then the full tables;
     // long tables are collapsible.
     let at = |needle: &str| html.find(needle).unwrap_or_else(|| panic!("no {needle:?}"));
-    assert!(at("<h2>Ranking") < at("<h2>Plots"));
-    assert!(at("<h2>Plots") < at("<h2>Findings"));
-    assert!(at("<h2>Findings") < at("Facts most often omitted"));
-    assert!(at("Facts most often omitted") < at("<h2>Full tables"));
+    assert!(at("<h2 id=\"ranking\">") < at("<h2 id=\"plots\">"));
+    assert!(at("<h2 id=\"plots\">") < at("<h2 id=\"findings\">"));
+    assert!(at("<h2 id=\"findings\">") < at("Facts most often omitted"));
+    assert!(at("Facts most often omitted") < at("<h2 id=\"tables\">"));
     assert!(
         at("<details><summary>Per strategy × destination model × interrupt point")
-            > at("<h2>Full tables")
+            > at("<h2 id=\"tables\">")
     );
     assert!(!html.contains("<script"), "no script at all");
     for name in [
