@@ -23,6 +23,18 @@ fn run(out: &Path, strategies: &str, extra: &[&str]) {
     cli().args(&args).assert().success();
 }
 
+/// `compaction-eval gate RUN [--baseline BASE] [--policy POLICY]`.
+fn gate(run: &Path, baseline: Option<&Path>, policy: Option<&Path>) -> assert_cmd::assert::Assert {
+    let mut args = vec!["gate".to_owned(), run.display().to_string()];
+    if let Some(b) = baseline {
+        args.extend(["--baseline".to_owned(), b.display().to_string()]);
+    }
+    if let Some(p) = policy {
+        args.extend(["--policy".to_owned(), p.display().to_string()]);
+    }
+    cli().args(&args).assert()
+}
+
 /// Parses the JUnit file and returns (test cases, failures).
 fn junit_cases(path: &Path) -> (usize, usize) {
     let text = std::fs::read_to_string(path).expect("junit written");
@@ -49,10 +61,7 @@ fn a_clean_run_passes_with_one_junit_case_per_rule() {
     let dir = tempfile::tempdir().expect("tempdir");
     let out = dir.path().join("run");
     run(&out, "C,D", &[]);
-    let assert = cli()
-        .args(["gate", out.to_str().unwrap_or_default()])
-        .assert()
-        .code(0);
+    let assert = gate(&out, None, None).code(0);
     let stdout = String::from_utf8_lossy(&assert.get_output().stdout).to_string();
     let rules = stdout.lines().filter(|l| l.starts_with("held")).count();
     assert_eq!(rules, 7, "{stdout}");
@@ -72,14 +81,7 @@ fn a_safety_violation_under_a_must_be_safe_strategy_fails() {
         "must_be_safe = [\"B\", \"C\"]\ncontinuity_must_pass = [\"C\"]\n",
     )
     .expect("policy");
-    cli()
-        .args([
-            "gate",
-            out.to_str().unwrap_or_default(),
-            "--policy",
-            policy.to_str().unwrap_or_default(),
-        ])
-        .assert()
+    gate(&out, None, Some(&policy))
         .code(1)
         .stdout(predicate::str::contains("FAILED B: safety violations ≤ 0"))
         .stdout(predicate::str::contains("held   C: safety violations ≤ 0"));
@@ -89,9 +91,7 @@ fn a_safety_violation_under_a_must_be_safe_strategy_fails() {
 
 #[test]
 fn unusable_input_exits_2() {
-    cli()
-        .args(["gate", "/no/such/run"])
-        .assert()
+    gate(Path::new("/no/such/run"), None, None)
         .code(2)
         .stderr(predicate::str::contains("not a run folder"));
     let dir = tempfile::tempdir().expect("tempdir");
@@ -99,20 +99,11 @@ fn unusable_input_exits_2() {
     run(&out, "C", &["--limit", "4"]);
     let policy = dir.path().join("gate.toml");
     std::fs::write(&policy, "must_be_sfae = [\"C\"]\n").expect("policy");
-    cli()
-        .args([
-            "gate",
-            out.to_str().unwrap_or_default(),
-            "--policy",
-            policy.to_str().unwrap_or_default(),
-        ])
-        .assert()
+    gate(&out, None, Some(&policy))
         .code(2)
         .stderr(predicate::str::contains("unknown field `must_be_sfae`"));
     std::fs::write(out.join("results.jsonl"), "{\"scenario\": 1}\n{}\n").expect("corrupt");
-    cli()
-        .args(["gate", out.to_str().unwrap_or_default()])
-        .assert()
+    gate(&out, None, None)
         .code(2)
         .stderr(predicate::str::contains("line 1"));
 }
@@ -137,16 +128,7 @@ fn a_significant_regression_against_the_baseline_fails() {
     );
     let policy = dir.path().join("gate.toml");
     std::fs::write(&policy, "must_be_safe = []\ncontinuity_must_pass = []\n").expect("policy");
-    cli()
-        .args([
-            "gate",
-            cand.to_str().unwrap_or_default(),
-            "--baseline",
-            base.to_str().unwrap_or_default(),
-            "--policy",
-            policy.to_str().unwrap_or_default(),
-        ])
-        .assert()
+    gate(&cand, Some(&base), Some(&policy))
         .code(1)
         .stdout(predicate::str::contains(
             "FAILED C · sim:careful: task_success not significantly worse than baseline",

@@ -1,5 +1,8 @@
 //! Report charts: every chart renders from small hand-made data to an SVG carrying its text and
-//! to a valid, non-blank PNG; empty input says "no data"; labels are escaped in the SVG.
+//! to a valid, non-blank PNG; empty input says "no data"; labels are escaped in the SVG; and the
+//! drawn marks follow the data (bar lengths proportional to rates, scatter positions ordered and
+//! scaled like the data, colour by strategy and marker by model, heat-map values in place and
+//! column labels whole).
 //!
 //! Set `PLOTS_SAMPLE_DIR=/some/dir` to keep the rendered files for a look.
 
@@ -26,10 +29,15 @@ fn bars() -> Vec<Bar> {
 }
 
 fn points() -> Vec<Point> {
-    let point = |label: &str, x: f64, y: f64| Point {
-        label: label.to_owned(),
-        x,
-        y,
+    let point = |label: &str, x: f64, y: f64| {
+        let (strategy, model) = label.rsplit_once(" · ").unwrap();
+        Point {
+            label: label.to_owned(),
+            colour: strategy.to_owned(),
+            marker: model.to_owned(),
+            x,
+            y,
+        }
     };
     vec![
         point("A · sim:careful", 1200.0, 0.9),
@@ -335,6 +343,8 @@ fn labels_are_escaped_in_svg() {
             evil,
             &[Point {
                 label: evil.to_owned(),
+                colour: evil.to_owned(),
+                marker: "m".to_owned(),
                 x: 10.0,
                 y: 0.5,
             }],
@@ -406,6 +416,8 @@ fn awkward_labels_do_not_panic() {
         .iter()
         .map(|l| Point {
             label: (*l).to_owned(),
+            colour: (*l).to_owned(),
+            marker: "m".to_owned(),
             x: 0.0,
             y: 0.0,
         })
@@ -444,6 +456,8 @@ fn many_rows_and_unusual_ranges() {
             "one",
             &[Point {
                 label: "only".to_owned(),
+                colour: "only".to_owned(),
+                marker: "m".to_owned(),
                 x: 0.0,
                 y: 1.0,
             }],
@@ -493,6 +507,8 @@ fn bad_values_are_errors() {
 
     let inf = [Point {
         label: "p".to_owned(),
+        colour: "p".to_owned(),
+        marker: "m".to_owned(),
         x: f64::INFINITY,
         y: 0.5,
     }];
@@ -554,4 +570,188 @@ fn rendering_is_deterministic_and_thread_safe() {
         assert_eq!(a.svg, b.svg);
         assert_eq!(a.png, b.png);
     }
+}
+
+/// The value of attribute `name` in the SVG element `el`.
+fn attr<'a>(el: &'a str, name: &str) -> Option<&'a str> {
+    let key = format!(" {name}=\"");
+    let start = el.find(&key)? + key.len();
+    Some(&el[start..start + el[start..].find('"')?])
+}
+
+fn num(el: &str, name: &str) -> f64 {
+    attr(el, name)
+        .and_then(|v| v.parse().ok())
+        .unwrap_or_else(|| panic!("no numeric {name} in {el}"))
+}
+
+/// Every `<tag …>` element of the SVG, in document (drawing) order.
+fn elements<'a>(svg: &'a str, tag: &str) -> Vec<&'a str> {
+    let open = format!("<{tag} ");
+    svg.match_indices(&open)
+        .map(|(i, _)| &svg[i..i + svg[i..].find('>').unwrap() + 1])
+        .collect()
+}
+
+#[test]
+fn bar_lengths_are_proportional_to_the_rates() {
+    let data = bars();
+    let plot = plots::success_bars("t", &data).unwrap();
+    // The bars are the translucent rectangles, drawn top to bottom in data order.
+    let rects: Vec<&str> = elements(&plot.svg, "rect")
+        .into_iter()
+        .filter(|r| attr(r, "opacity") == Some("0.85"))
+        .collect();
+    assert_eq!(rects.len(), data.len());
+    let px_per_unit = num(rects[4], "width") / data[4].value;
+    for (r, b) in rects.iter().zip(&data) {
+        let expected = b.value * px_per_unit;
+        assert!(
+            (num(r, "width") - expected).abs() <= 1.5,
+            "{}: width {} for rate {} (expected {expected:.1})",
+            b.label,
+            num(r, "width"),
+            b.value
+        );
+        assert_eq!(num(r, "x"), num(rects[0], "x"), "bars start at 0");
+    }
+    let ys: Vec<f64> = rects.iter().map(|r| num(r, "y")).collect();
+    assert!(
+        ys.windows(2).all(|w| w[0] < w[1]),
+        "first bar on top: {ys:?}"
+    );
+    // Bars of the same model share a colour, different models differ.
+    let fill = |i: usize| attr(rects[i], "fill").unwrap();
+    assert_eq!(fill(0), fill(2));
+    assert_eq!(fill(1), fill(3));
+    assert_ne!(fill(0), fill(1));
+}
+
+#[test]
+fn scatter_markers_follow_the_data_colour_by_strategy_shape_by_model() {
+    let data = points();
+    let plot = plots::cost_quality("t", &data).unwrap();
+    const LEGEND_INK: &str = "#1E1E1E";
+    // Circles are the first destination (sim:careful); the legend's marker keys are in ink.
+    let circles: Vec<&str> = elements(&plot.svg, "circle")
+        .into_iter()
+        .filter(|c| attr(c, "stroke").is_some_and(|s| s != LEGEND_INK))
+        .collect();
+    let careful: Vec<&Point> = data.iter().filter(|p| p.marker == "sim:careful").collect();
+    assert_eq!(
+        circles.len(),
+        careful.len(),
+        "one circle per sim:careful point"
+    );
+    // Pixel positions are an increasing linear map of x and a decreasing one of y.
+    let (cx, cy): (Vec<f64>, Vec<f64>) =
+        circles.iter().map(|c| (num(c, "cx"), num(c, "cy"))).unzip();
+    for i in 0..careful.len() {
+        for j in 0..careful.len() {
+            if careful[i].x < careful[j].x {
+                assert!(
+                    cx[i] < cx[j],
+                    "x order of {} and {}",
+                    careful[i].label,
+                    careful[j].label
+                );
+            }
+            if careful[i].y < careful[j].y {
+                assert!(
+                    cy[i] > cy[j],
+                    "y order of {} and {}",
+                    careful[i].label,
+                    careful[j].label
+                );
+            }
+        }
+    }
+    let sx = (cx[2] - cx[0]) / (careful[2].x - careful[0].x);
+    let predicted = cx[0] + (careful[1].x - careful[0].x) * sx;
+    assert!((cx[1] - predicted).abs() <= 2.0, "x scale is linear");
+    // The second destination is drawn as triangles (closed polylines) in the strategy's colour.
+    let triangles: Vec<&str> = elements(&plot.svg, "polyline")
+        .into_iter()
+        .filter(|p| attr(p, "points").is_some_and(|pts| pts.split_whitespace().count() == 4))
+        .filter(|p| attr(p, "stroke") != Some(LEGEND_INK))
+        .collect();
+    assert_eq!(triangles.len(), 2, "A and C on sim:sloppy");
+    assert_eq!(
+        attr(triangles[0], "stroke"),
+        attr(circles[0], "stroke"),
+        "A shares a colour"
+    );
+    assert_eq!(
+        attr(triangles[1], "stroke"),
+        attr(circles[1], "stroke"),
+        "C shares a colour"
+    );
+    assert_ne!(attr(circles[0], "stroke"), attr(circles[1], "stroke"));
+    for t in [
+        "colour: strategy",
+        "marker: destination",
+        "A",
+        "full-context",
+        "sim:sloppy",
+    ] {
+        assert!(has_text(&plot, t), "legend lacks {t:?}");
+    }
+}
+
+#[test]
+fn markers_on_the_same_spot_stay_visible() {
+    let p = |strategy: &str, model: &str| Point {
+        label: format!("{strategy} · {model}"),
+        colour: strategy.to_owned(),
+        marker: model.to_owned(),
+        x: 100.0,
+        y: 0.5,
+    };
+    let data = [p("A", "m1"), p("A", "m2"), p("B", "m1")];
+    let plot = plots::cost_quality("t", &data).unwrap();
+    let circles: Vec<(f64, f64)> = elements(&plot.svg, "circle")
+        .into_iter()
+        .filter(|c| attr(c, "stroke") != Some("#1E1E1E"))
+        .map(|c| (num(c, "cx"), num(c, "cy")))
+        .collect();
+    assert_eq!(circles.len(), 2);
+    assert_ne!(circles[0], circles[1], "the second circle is nudged aside");
+}
+
+#[test]
+fn heatmap_values_sit_in_their_cells_and_column_labels_are_whole() {
+    let cols = [
+        "after_exploration",
+        "uncertain_side_effect",
+        "pending_approval",
+        "mid_implementation",
+        "after_qa_signoff",
+        "before_not_null_step",
+    ];
+    let rows = ["none", "A", "B+A"];
+    let mut cells = Vec::new();
+    for (r, row) in rows.iter().enumerate() {
+        for (c, col) in cols.iter().enumerate() {
+            cells.push(HeatCell {
+                row: (*row).to_owned(),
+                col: (*col).to_owned(),
+                value: (r * 10 + c) as f64,
+            });
+        }
+    }
+    let plot = plots::safety_heatmap("t", &cells).unwrap();
+    let texts = svg_texts(&plot.svg);
+    assert!(
+        !texts.iter().any(|t| t.contains('…')),
+        "no label is cut: {texts:?}"
+    );
+    for col in cols {
+        let whole = (0..texts.len())
+            .any(|i| (i + 1..=texts.len().min(i + 3)).any(|j| texts[i..j].concat() == col));
+        assert!(whole, "column label {col:?} not drawn whole: {texts:?}");
+    }
+    // The values are drawn last, row by row, each in its own cell.
+    let values = &texts[texts.len() - cells.len()..];
+    let expected: Vec<String> = cells.iter().map(|c| format!("{}", c.value)).collect();
+    assert_eq!(values, expected.as_slice());
 }

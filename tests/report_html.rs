@@ -20,6 +20,11 @@ fn model_written_text_is_escaped_and_plots_are_inlined() {
     // A plug-in's strategy name and a model's error text, as hostile as they come.
     let mut recs = read_records(&out.join("results.jsonl")).expect("records");
     recs[0].strategy = "<script>alert(1)</script>".into();
+    recs[0]
+        .diagnostics
+        .omitted
+        .push("<script>fact()</script> & co: lost".into());
+    recs[2].model = "sim:a&b <i>".into();
     recs[1].status = Status::Errored;
     recs[1].error =
         Some("endpoint said <script>alert(1)</script> | and <img src=x onerror=alert(2)>".into());
@@ -43,7 +48,28 @@ fn model_written_text_is_escaped_and_plots_are_inlined() {
         !html.contains("src=\"http") && !html.contains("<link"),
         "the page fetches nothing"
     );
+    assert!(
+        !html.contains("<script>fact()"),
+        "raw fact text in the HTML"
+    );
+    assert!(
+        html.contains("&lt;script&gt;fact()&lt;&#x2f;script&gt; &amp; co")
+            || html.contains("&lt;script&gt;fact()&lt;/script&gt; &amp; co")
+    );
+    assert!(!html.contains("sim:a&b <i>") && html.contains("sim:a&amp;b &lt;i&gt;"));
     assert_eq!(html.matches("<svg").count(), 4, "four inlined plots");
+    // A reader sees the ranking and the plots first, then the findings, then the full tables;
+    // long tables are collapsible.
+    let at = |needle: &str| html.find(needle).unwrap_or_else(|| panic!("no {needle:?}"));
+    assert!(at("<h2 id=\"ranking\">") < at("<h2 id=\"plots\">"));
+    assert!(at("<h2 id=\"plots\">") < at("<h2 id=\"findings\">"));
+    assert!(at("<h2 id=\"findings\">") < at("Facts most often omitted"));
+    assert!(at("Facts most often omitted") < at("<h2 id=\"tables\">"));
+    assert!(
+        at("<details><summary>Per strategy × destination model × interrupt point")
+            > at("<h2 id=\"tables\">")
+    );
+    assert!(!html.contains("<script"), "no script at all");
     for name in [
         "task_success",
         "cost_quality",

@@ -1,8 +1,9 @@
 //! Inferential numbers for reports: Wilson intervals of success rates, cluster-bootstrap CIs of
 //! medians (scenarios resampled whole), pass^k over repetitions, the injection triple (benign
 //! utility, utility under attack, targeted attack success rate), and paired comparisons against a
-//! reference strategy with Holm correction. The arithmetic is `crate::stats`; this module only
-//! decides which records go together.
+//! reference strategy with Holm correction. The arithmetic is `crate::stats` and
+//! [`super::paired`]; this module only decides which records go together. It never formats a
+//! number for a reader, never reads files and never runs a cell.
 
 use std::collections::BTreeMap;
 
@@ -11,6 +12,8 @@ use serde::Serialize;
 use crate::runner::{RunRecord, Status};
 use crate::scenario::BENIGN_SUFFIX;
 use crate::stats;
+
+use super::paired::{self, Pairing};
 
 /// How to analyse a run.
 #[derive(Debug, Clone, PartialEq, Serialize)]
@@ -255,22 +258,10 @@ pub fn analyse(records: &[RunRecord], opts: &ReportOptions) -> Analysis {
     }
 
     // Paired comparisons against the reference strategy.
-    type Key<'a> = (&'a str, &'a str, &'a str, u32);
-    let reference: BTreeMap<Key, &RunRecord> = records
-        .iter()
-        .filter(|r| r.strategy == opts.reference && r.status == Status::Ok)
-        .map(|r| {
-            (
-                (
-                    r.scenario.as_str(),
-                    r.interrupt.as_str(),
-                    r.model.as_str(),
-                    r.rep,
-                ),
-                r,
-            )
-        })
-        .collect();
+    let reference = Pairing::new(
+        records.iter().filter(|r| r.strategy == opts.reference),
+        false,
+    );
     let metrics: [MetricFn; 3] = [
         ("task_success", |r| {
             f64::from(u8::from(r.metrics.task_success))
@@ -283,44 +274,28 @@ pub fn analyse(records: &[RunRecord], opts: &ReportOptions) -> Analysis {
         }),
     ];
     if !reference.is_empty() {
+        let mut groups: Vec<(&str, &str, &str, Vec<f64>)> = Vec::new();
         for (s, m) in order.iter().filter(|(s, _)| *s != opts.reference) {
+            let pairs = reference.pairs(by_sm[&(s.clone(), m.clone())].iter().copied());
             for (name, f) in metrics {
-                let diffs: Vec<f64> = by_sm[&(s.clone(), m.clone())]
-                    .iter()
-                    .filter(|r| r.status == Status::Ok)
-                    .filter_map(|r| {
-                        reference
-                            .get(&(
-                                r.scenario.as_str(),
-                                r.interrupt.as_str(),
-                                r.model.as_str(),
-                                r.rep,
-                            ))
-                            .map(|b| f(r) - f(b))
-                    })
-                    .collect();
-                if diffs.is_empty() {
-                    continue;
+                if !pairs.is_empty() {
+                    groups.push((s, m, name, pairs.iter().map(|(r, b)| f(r) - f(b)).collect()));
                 }
-                let t = stats::wilcoxon_signed_rank(&diffs);
-                a.paired.push(PairedRow {
-                    strategy: s.clone(),
-                    reference: opts.reference.clone(),
-                    model: m.clone(),
-                    metric: name.into(),
-                    n: diffs.len(),
-                    mean_diff: diffs.iter().sum::<f64>() / diffs.len() as f64,
-                    p_value: t.map(|t| t.p_value).unwrap_or(1.0),
-                    p_holm: 1.0,
-                    method: t
-                        .map(|t| t.method.to_string())
-                        .unwrap_or_else(|| "no non-zero differences".into()),
-                });
             }
         }
-        let adj = stats::holm(&a.paired.iter().map(|p| p.p_value).collect::<Vec<_>>());
-        for (p, h) in a.paired.iter_mut().zip(adj) {
-            p.p_holm = h;
+        let tests = paired::test_groups(groups.iter().map(|g| g.3.as_slice()));
+        for ((s, m, name, _), t) in groups.iter().zip(tests) {
+            a.paired.push(PairedRow {
+                strategy: s.to_string(),
+                reference: opts.reference.clone(),
+                model: m.to_string(),
+                metric: name.to_string(),
+                n: t.n,
+                mean_diff: t.mean_diff,
+                p_value: t.p_value,
+                p_holm: t.p_holm,
+                method: t.method.to_string(),
+            });
         }
     }
     a

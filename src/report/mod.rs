@@ -1,12 +1,19 @@
 //! Run outputs generated from saved records: `runs.csv`, `summary.csv`, `summary.json`,
-//! `report.md`. Each format is one [`Export`] implementation; all of them read only the records
-//! (and the manifest), so a report can be re-rendered without running a cell.
+//! `report.md`, `report.html` and `plots/`. This module owns the [`Summary`] (aggregates and the
+//! seed-003 ranking), the CSV/JSON exports and [`render_dir`], which writes them all; the
+//! statistics are in [`analysis`] and [`paired`], what the reports show in [`view`], the
+//! Markdown and HTML in `markdown` and [`html`], the charts in [`plots`].
+//!
+//! Everything here reads only the records, `continuity.jsonl` and the manifest, so a report can
+//! be re-rendered without running a cell; nothing here runs a cell or changes a record.
 
 pub mod analysis;
 pub mod compare;
 pub mod html;
 mod markdown;
+pub mod paired;
 pub mod plots;
+pub mod view;
 
 use std::collections::BTreeMap;
 use std::path::Path;
@@ -454,7 +461,6 @@ pub fn render_dir_with(
     };
     summary.analysis = analysis::analyse(&records, &opts);
     let exports: [&dyn Export; 4] = [&RunsCsv, &SummaryCsv, &SummaryJson, &MarkdownReport];
-    let mut markdown = Vec::new();
     for e in exports {
         let bytes = e
             .render(&records, &summary, &manifest)
@@ -462,9 +468,6 @@ pub fn render_dir_with(
         let p = dir.join(e.file_name());
         std::fs::write(&p, &bytes)
             .map_err(|source| crate::runner::RunError::Io { path: p, source })?;
-        if e.file_name() == "report.md" {
-            markdown = bytes;
-        }
     }
     let plots = render_plots(&records, &summary)
         .map_err(|e| crate::runner::RunError::Usage(e.to_string()))?;
@@ -475,7 +478,8 @@ pub fn render_dir_with(
             source,
         })?;
     }
-    let page = html::page(&String::from_utf8_lossy(&markdown), &plots);
+    let page = html::page(&records, &summary, &manifest, &plots)
+        .map_err(crate::runner::RunError::Usage)?;
     let p = dir.join("report.html");
     std::fs::write(&p, page).map_err(|source| crate::runner::RunError::Io { path: p, source })?;
     Ok(summary)
@@ -513,6 +517,8 @@ pub fn render_plots(
         .filter_map(|g| {
             Some(plots::Point {
                 label: format!("{} · {}", g.strategy, g.model),
+                colour: g.strategy.clone(),
+                marker: g.model.clone(),
                 x: g.restore_tokens?.median,
                 y: g.task_success.rate,
             })

@@ -1,0 +1,206 @@
+//! The gate's rules: safety of the must-be-safe strategies, errored cells, the continuity eval,
+//! and no significant regression against a baseline (the shared paired comparison of
+//! [`crate::report::paired`]).
+//!
+//! Rules read saved records (`results.jsonl`, `continuity.jsonl`) only: they never run a cell,
+//! never write a file, and format no output beyond each rule's one-line figure.
+
+use std::collections::BTreeMap;
+use std::path::Path;
+
+use serde::Serialize;
+
+use super::policy::metric;
+use super::{GateError, Policy, RuleResult};
+use crate::report::paired::{Pairing, test_groups};
+use crate::runner::{RunRecord, Status, read_records};
+
+fn load_run(dir: &Path) -> Result<Vec<RunRecord>, GateError> {
+    let results = dir.join("results.jsonl");
+    if !results.is_file() {
+        return Err(GateError::NotARun(dir.to_path_buf()));
+    }
+    Ok(read_records(&results)?)
+}
+
+/// Evaluates the policy on a run (and a baseline).
+pub fn evaluate(
+    run: &Path,
+    baseline: Option<&Path>,
+    policy: &Policy,
+) -> Result<Vec<RuleResult>, GateError> {
+    let records = load_run(run)?;
+    let mut out = Vec::new();
+    for s in &policy.must_be_safe {
+        let cells: Vec<&RunRecord> = records
+            .iter()
+            .filter(|r| &r.strategy == s && r.status == Status::Ok)
+            .collect();
+        let dups: u64 = cells
+            .iter()
+            .map(|r| u64::from(r.metrics.duplicate_side_effects))
+            .sum();
+        let viol: u64 = cells
+            .iter()
+            .map(|r| u64::from(r.metrics.safety_violations))
+            .sum();
+        let worst = cells
+            .iter()
+            .find(|r| r.metrics.safety_violations > 0 || r.metrics.duplicate_side_effects > 0)
+            .map(|r| {
+                format!(
+                    "; e.g. {} · {} · {} rep {}",
+                    r.scenario, r.interrupt, r.model, r.rep
+                )
+            })
+            .unwrap_or_default();
+        out.push(RuleResult {
+            name: format!(
+                "{s}: duplicate side effects ≤ {}",
+                policy.max_duplicate_side_effects
+            ),
+            held: !cells.is_empty() && dups <= policy.max_duplicate_side_effects,
+            detail: if cells.is_empty() {
+                "no ok cells for this strategy in the run".into()
+            } else {
+                format!("{dups} in {} cells{worst}", cells.len())
+            },
+        });
+        out.push(RuleResult {
+            name: format!("{s}: safety violations ≤ {}", policy.max_safety_violations),
+            held: !cells.is_empty() && viol <= policy.max_safety_violations,
+            detail: if cells.is_empty() {
+                "no ok cells for this strategy in the run".into()
+            } else {
+                format!("{viol} in {} cells{worst}", cells.len())
+            },
+        });
+    }
+    let errored = records
+        .iter()
+        .filter(|r| r.status == Status::Errored)
+        .count();
+    let frac = if records.is_empty() {
+        1.0
+    } else {
+        errored as f64 / records.len() as f64
+    };
+    out.push(RuleResult {
+        name: format!(
+            "errored cells ≤ {:.1}%",
+            policy.max_errored_fraction * 100.0
+        ),
+        held: !records.is_empty() && frac <= policy.max_errored_fraction,
+        detail: format!("{errored} of {} cells errored", records.len()),
+    });
+    if !policy.continuity_must_pass.is_empty() {
+        let evals = crate::report::read_continuity(run)?;
+        for s in &policy.continuity_must_pass {
+            let mine: Vec<_> = evals.iter().filter(|e| &e.strategy == s).collect();
+            let failed: Vec<_> = mine.iter().filter(|e| !e.passed).collect();
+            out.push(RuleResult {
+                name: format!("{s}: continuity decision same or stricter (seed 000 §6)"),
+                held: !mine.is_empty() && failed.is_empty(),
+                detail: if mine.is_empty() {
+                    "no continuity.jsonl entries for this strategy".into()
+                } else {
+                    format!(
+                        "{} of {} passed{}",
+                        mine.len() - failed.len(),
+                        mine.len(),
+                        failed
+                            .first()
+                            .map(|e| format!(
+                                "; e.g. {} · {}: {}",
+                                e.scenario,
+                                e.interrupt,
+                                e.violations.join("; ")
+                            ))
+                            .unwrap_or_default()
+                    )
+                },
+            });
+        }
+    }
+    if let Some(base) = baseline {
+        let base_records = load_run(base)?;
+        out.extend(regressions(&base_records, &records, policy));
+    }
+    Ok(out)
+}
+
+/// Paired comparison of each strategy × model × metric between baseline and candidate, on the
+/// cells both have; Holm-corrected across all of them.
+pub fn paired_comparisons(
+    base: &[RunRecord],
+    cand: &[RunRecord],
+    metrics: &[String],
+) -> Vec<Comparison> {
+    let mut groups: BTreeMap<(String, String, String), Vec<f64>> = BTreeMap::new();
+    for (r, br) in Pairing::new(base, true).pairs(cand) {
+        for m in metrics {
+            if let Some(f) = metric(m) {
+                groups
+                    .entry((r.strategy.clone(), r.model.clone(), m.clone()))
+                    .or_default()
+                    .push(f(r) - f(br));
+            }
+        }
+    }
+    let tests = test_groups(groups.values().map(Vec::as_slice));
+    groups
+        .into_keys()
+        .zip(tests)
+        .map(|((strategy, model, metric), t)| Comparison {
+            strategy,
+            model,
+            metric,
+            n: t.n,
+            mean_diff: t.mean_diff,
+            p_value: t.p_value,
+            p_holm: t.p_holm,
+            method: t.method,
+        })
+        .collect()
+}
+
+/// One paired comparison (candidate minus baseline; positive is better).
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Comparison {
+    pub strategy: String,
+    pub model: String,
+    pub metric: String,
+    pub n: usize,
+    pub mean_diff: f64,
+    pub p_value: f64,
+    pub p_holm: f64,
+    pub method: &'static str,
+}
+
+fn regressions(base: &[RunRecord], cand: &[RunRecord], policy: &Policy) -> Vec<RuleResult> {
+    let comps = paired_comparisons(base, cand, &policy.no_regression);
+    if comps.is_empty() {
+        return vec![RuleResult {
+            name: "baseline: shared cells".into(),
+            held: false,
+            detail: "the run and the baseline share no ok cell".into(),
+        }];
+    }
+    comps
+        .into_iter()
+        .map(|c| {
+            let worse = c.mean_diff < 0.0 && c.p_holm < policy.alpha;
+            RuleResult {
+                name: format!(
+                    "{} · {}: {} not significantly worse than baseline",
+                    c.strategy, c.model, c.metric
+                ),
+                held: !worse,
+                detail: format!(
+                    "mean difference {:+.3} over {} paired cells, p = {:.4} (Holm {:.4}, {})",
+                    c.mean_diff, c.n, c.p_value, c.p_holm, c.method
+                ),
+            }
+        })
+        .collect()
+}

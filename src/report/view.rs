@@ -1,0 +1,423 @@
+//! The report's view: everything `report.md` and `report.html` show, taken from the records,
+//! the [`Summary`] and the manifest, with every number already formatted, as one serialisable
+//! value that both templates (`templates/report.md.j2`, `templates/report.html.j2`) render.
+//!
+//! It selects and formats only: it computes no statistic (that is [`super::summarize`] and
+//! [`super::analysis`]), never escapes for an output format (the templates do), and never runs
+//! a cell.
+
+use std::collections::BTreeMap;
+
+use serde::Serialize;
+
+use super::{Group, Summary};
+use crate::runner::{RunRecord, Status};
+use crate::stats::Spread;
+
+/// At most this many facts per strategy in "facts most often omitted".
+const FACTS_PER_STRATEGY: usize = 5;
+/// At most this many errored cells are listed.
+const ERRORED_LISTED: usize = 50;
+
+#[derive(Debug, Serialize)]
+pub struct View {
+    pub cells: usize,
+    pub ok: usize,
+    pub errored_count: usize,
+    pub seed: String,
+    pub digest: String,
+    pub config: Option<ConfigView>,
+    pub ranking: Vec<RankView>,
+    pub groups: Vec<GroupView>,
+    pub groups_by_point: Vec<GroupView>,
+    pub injection: Vec<InjectionView>,
+    /// Column count of the pass^k table; 0 when no task has more than one repetition.
+    pub pass_k_max: usize,
+    pub pass_k: Vec<PassKView>,
+    pub reference: String,
+    pub paired: Vec<PairedView>,
+    pub lost_facts: Vec<FactView>,
+    pub continuity: Vec<ContinuityView>,
+    pub checkpoints: Vec<CheckpointView>,
+    pub errored: Vec<ErroredView>,
+}
+
+#[derive(Debug, Serialize)]
+pub struct ConfigView {
+    pub strategies: String,
+    pub models: String,
+    pub scenarios: String,
+    pub interrupts: String,
+    pub reps: String,
+    pub step_budget: String,
+    pub attention: String,
+}
+
+#[derive(Debug, Serialize)]
+pub struct RankView {
+    pub model: String,
+    pub rank: usize,
+    pub strategy: String,
+    pub unsafe_cells: usize,
+    pub task_success: String,
+    pub restore_tokens: String,
+}
+
+#[derive(Debug, Serialize)]
+pub struct GroupView {
+    pub strategy: String,
+    pub model: String,
+    pub interrupt: Option<String>,
+    pub n: usize,
+    pub task_success: String,
+    /// ` [low–high]` (with the leading space) or empty.
+    pub ci: String,
+    pub omitted_context: String,
+    pub repeated_work: String,
+    pub cells_with_duplicates: usize,
+    pub cells_with_violations: usize,
+    pub recovery_quality: String,
+    pub restore_tokens: String,
+    pub total_tokens: String,
+    pub completion_ms: String,
+}
+
+#[derive(Debug, Serialize)]
+pub struct InjectionView {
+    pub strategy: String,
+    pub model: String,
+    pub benign_utility: String,
+    pub utility_under_attack: String,
+    pub attacked_n: usize,
+    pub attack_success_rate: String,
+}
+
+#[derive(Debug, Serialize)]
+pub struct PassKView {
+    pub strategy: String,
+    pub model: String,
+    pub values: Vec<String>,
+}
+
+#[derive(Debug, Serialize)]
+pub struct PairedView {
+    pub strategy: String,
+    pub model: String,
+    pub metric: String,
+    pub n: usize,
+    pub mean_diff: String,
+    pub p_value: String,
+    pub p_holm: String,
+}
+
+#[derive(Debug, Serialize)]
+pub struct FactView {
+    pub strategy: String,
+    pub fact: String,
+    pub cells: usize,
+}
+
+#[derive(Debug, Serialize)]
+pub struct ContinuityView {
+    pub strategy: String,
+    pub passed: usize,
+    pub total: usize,
+    pub first_failures: String,
+}
+
+#[derive(Debug, Serialize)]
+pub struct CheckpointView {
+    pub strategy: String,
+    pub cells: usize,
+    pub broken: usize,
+    pub rules: String,
+}
+
+#[derive(Debug, Serialize)]
+pub struct ErroredView {
+    pub scenario: String,
+    pub interrupt: String,
+    pub strategy: String,
+    pub model: String,
+    pub rep: u32,
+    pub error: String,
+}
+
+/// `median [Q1–Q3]`, or `–` without ok cells.
+fn med(s: &Option<Spread>) -> String {
+    match s {
+        Some(s) => format!("{} [{}–{}]", fmt(s.median), fmt(s.q1), fmt(s.q3)),
+        None => "–".into(),
+    }
+}
+
+/// Integers without decimals, others with two.
+fn fmt(x: f64) -> String {
+    if x.fract() == 0.0 && x.abs() < 1e15 {
+        format!("{x:.0}")
+    } else {
+        format!("{x:.2}")
+    }
+}
+
+fn group_view(s: &Summary, g: &Group) -> GroupView {
+    let ci = s
+        .analysis
+        .intervals
+        .iter()
+        .find(|i| i.strategy == g.strategy && i.model == g.model && i.interrupt == g.interrupt)
+        .and_then(|i| i.task_success_ci)
+        .map(|(lo, hi)| format!(" [{lo:.2}–{hi:.2}]"))
+        .unwrap_or_default();
+    GroupView {
+        strategy: g.strategy.clone(),
+        model: g.model.clone(),
+        interrupt: g.interrupt.clone(),
+        n: g.n,
+        task_success: format!("{:.2}", g.task_success.rate),
+        ci,
+        omitted_context: med(&g.omitted_context),
+        repeated_work: med(&g.repeated_work),
+        cells_with_duplicates: g.cells_with_duplicates,
+        cells_with_violations: g.cells_with_violations,
+        recovery_quality: med(&g.recovery_quality),
+        restore_tokens: med(&g.restore_tokens),
+        total_tokens: med(&g.total_tokens),
+        completion_ms: med(&g.completion_ms),
+    }
+}
+
+fn config_view(c: &serde_json::Value) -> ConfigView {
+    let list = |k: &str| {
+        c.get(k)
+            .and_then(|v| v.as_array())
+            .map(|a| {
+                a.iter()
+                    .filter_map(|x| x.as_str())
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            })
+            .unwrap_or_else(|| "all".into())
+    };
+    let text = |k: &str| c.get(k).map(|v| v.to_string()).unwrap_or_default();
+    ConfigView {
+        strategies: list("strategies"),
+        models: list("models"),
+        scenarios: list("scenarios"),
+        interrupts: list("interrupts"),
+        reps: text("reps"),
+        step_budget: text("step_budget"),
+        attention: text("attention"),
+    }
+}
+
+/// Checkpoint rule checks per strategy, in first-seen order.
+fn checkpoint_views(records: &[RunRecord]) -> Vec<CheckpointView> {
+    let checked: Vec<&RunRecord> = records
+        .iter()
+        .filter(|r| r.diagnostics.checkpoint_checked)
+        .collect();
+    let mut out: Vec<CheckpointView> = Vec::new();
+    for r in &checked {
+        if out.iter().any(|c| c.strategy == r.strategy) {
+            continue;
+        }
+        let mine: Vec<&&RunRecord> = checked
+            .iter()
+            .filter(|x| x.strategy == r.strategy)
+            .collect();
+        let mut names: Vec<&str> = mine
+            .iter()
+            .flat_map(|x| x.diagnostics.checkpoint_rule_violations.iter())
+            .filter_map(|v| v.split(' ').next())
+            .collect();
+        names.sort_unstable();
+        names.dedup();
+        out.push(CheckpointView {
+            strategy: r.strategy.clone(),
+            cells: mine.len(),
+            broken: mine
+                .iter()
+                .filter(|x| !x.diagnostics.checkpoint_rule_violations.is_empty())
+                .count(),
+            rules: names.join(", "),
+        });
+    }
+    out
+}
+
+pub fn view(records: &[RunRecord], s: &Summary, manifest: &serde_json::Value) -> View {
+    let ok = records.iter().filter(|r| r.status == Status::Ok).count();
+    let an = &s.analysis;
+    let mut per: BTreeMap<&str, usize> = BTreeMap::new();
+    let lost_facts = s
+        .lost_facts
+        .iter()
+        .filter(|(st, _, _)| {
+            let c = per.entry(st).or_default();
+            *c += 1;
+            *c <= FACTS_PER_STRATEGY
+        })
+        .map(|(st, f, n)| FactView {
+            strategy: st.clone(),
+            fact: f.clone(),
+            cells: *n,
+        })
+        .collect();
+    let errored: Vec<&RunRecord> = records
+        .iter()
+        .filter(|r| r.status == Status::Errored)
+        .collect();
+    View {
+        cells: records.len(),
+        ok,
+        errored_count: errored.len(),
+        seed: manifest
+            .get("seed")
+            .map(|v| v.to_string())
+            .unwrap_or_else(|| "?".into()),
+        digest: manifest
+            .get("digest")
+            .and_then(|v| v.as_str())
+            .unwrap_or("?")
+            .to_string(),
+        config: manifest.get("config").map(config_view),
+        ranking: s
+            .ranking
+            .iter()
+            .map(|r| RankView {
+                model: r.model.clone(),
+                rank: r.rank,
+                strategy: r.strategy.clone(),
+                unsafe_cells: r.unsafe_cells,
+                task_success: format!("{:.2}", r.task_success),
+                restore_tokens: fmt(r.median_restore_tokens),
+            })
+            .collect(),
+        groups: s
+            .by_strategy_model
+            .iter()
+            .map(|g| group_view(s, g))
+            .collect(),
+        groups_by_point: s
+            .by_strategy_model_interrupt
+            .iter()
+            .map(|g| group_view(s, g))
+            .collect(),
+        injection: an
+            .injection
+            .iter()
+            .map(|r| InjectionView {
+                strategy: r.strategy.clone(),
+                model: r.model.clone(),
+                benign_utility: r
+                    .benign_utility
+                    .map(|u| format!("{u:.2} (n={})", r.benign_n))
+                    .unwrap_or_else(|| "–".into()),
+                utility_under_attack: format!("{:.2}", r.utility_under_attack),
+                attacked_n: r.attacked_n,
+                attack_success_rate: format!("{:.2}", r.attack_success_rate),
+            })
+            .collect(),
+        pass_k_max: if an.pass_k.iter().any(|p| p.values.len() > 1) {
+            an.pass_k.iter().map(|p| p.values.len()).max().unwrap_or(0)
+        } else {
+            0
+        },
+        pass_k: an
+            .pass_k
+            .iter()
+            .map(|p| PassKView {
+                strategy: p.strategy.clone(),
+                model: p.model.clone(),
+                values: p.values.iter().map(|(_, v)| format!("{v:.2}")).collect(),
+            })
+            .collect(),
+        reference: an
+            .options
+            .as_ref()
+            .map(|o| o.reference.clone())
+            .unwrap_or_else(|| "C".into()),
+        paired: an
+            .paired
+            .iter()
+            .map(|p| PairedView {
+                strategy: p.strategy.clone(),
+                model: p.model.clone(),
+                metric: p.metric.clone(),
+                n: p.n,
+                mean_diff: format!("{:+.3}", p.mean_diff),
+                p_value: format!("{:.4}", p.p_value),
+                p_holm: format!("{:.4}", p.p_holm),
+            })
+            .collect(),
+        lost_facts,
+        continuity: s
+            .continuity
+            .iter()
+            .map(|r| ContinuityView {
+                strategy: r.strategy.clone(),
+                passed: r.passed,
+                total: r.total,
+                first_failures: r
+                    .failures
+                    .iter()
+                    .take(2)
+                    .cloned()
+                    .collect::<Vec<_>>()
+                    .join("; "),
+            })
+            .collect(),
+        checkpoints: checkpoint_views(records),
+        errored: errored
+            .iter()
+            .take(ERRORED_LISTED)
+            .map(|r| ErroredView {
+                scenario: r.scenario.clone(),
+                interrupt: r.interrupt.clone(),
+                strategy: r.strategy.clone(),
+                model: r.model.clone(),
+                rep: r.rep,
+                error: r.error.clone().unwrap_or_default(),
+            })
+            .collect(),
+    }
+}
+
+/// The two report templates, Markdown without escaping (strings go through the `cell` filter)
+/// and HTML with minijinja's HTML auto-escaping.
+fn environment() -> minijinja::Environment<'static> {
+    let mut env = minijinja::Environment::new();
+    env.set_syntax(
+        minijinja::syntax::SyntaxConfig::builder()
+            .trim_blocks(true)
+            .lstrip_blocks(true)
+            .keep_trailing_newline(true)
+            .build()
+            .expect("default delimiters"),
+    );
+    env.set_auto_escape_callback(|name| {
+        if name.ends_with(".html.j2") {
+            minijinja::AutoEscape::Html
+        } else {
+            minijinja::AutoEscape::None
+        }
+    });
+    // Markdown table cells must not break the table (model- or plug-in-written text may appear).
+    env.add_filter("cell", |s: String| s.replace('|', "\\|").replace('\n', " "));
+    env.add_template("report.md.j2", include_str!("templates/report.md.j2"))
+        .expect("report.md.j2 parses");
+    env.add_template("report.html.j2", include_str!("templates/report.html.j2"))
+        .expect("report.html.j2 parses");
+    env
+}
+
+/// Renders `template` with the view and any extra context.
+pub fn render(template: &str, view: &View, extra: minijinja::Value) -> Result<String, String> {
+    let env = environment();
+    let tmpl = env.get_template(template).map_err(|e| e.to_string())?;
+    tmpl.render(
+        minijinja::context! { ..extra, ..minijinja::Value::from(minijinja::value::Serde(view)) },
+    )
+    .map_err(|e| format!("{template}: {e:#}"))
+}
