@@ -15,9 +15,9 @@ use serde::Serialize;
 
 use crate::scenario::{
     self, ApprovalStatus, AssistantTag, EffectKind, EventKind, Governed, Interrupt, Object,
-    Observed, Perturbation, Scenario, ToolSpec, apply_perturbations, event_text, lost_responses,
+    Observed, Perturbation, Scenario, ToolSpec, event_text,
 };
-use crate::world::{LedgerEntry, Outcome, World};
+use crate::world::{LedgerEntry, Outcome, World, apply_perturbations, lost_responses};
 
 /// Where a statement comes from (seed 003: user, agent, tool:NAME, external:SOURCE).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]

@@ -14,13 +14,10 @@ mod validate;
 use std::path::{Path, PathBuf};
 
 pub use detect::{any_detector_matches, normalize};
-pub use replay::{Observed, Replay, replay_prefix};
+pub use replay::{Observed, Replay, event_text, replay_prefix};
 pub use script::{Bindings, ScriptOutcome, run_script};
 pub use types::*;
-pub use validate::{
-    HARNESS_TOOLS, Problem, apply_perturbations, event_text, forbidden_matches, lost_responses,
-    validate,
-};
+pub use validate::{HARNESS_TOOLS, Problem, validate};
 
 /// A problem with a scenario file. Every variant names the file; `Invalid` also names the field.
 #[derive(Debug, thiserror::Error)]

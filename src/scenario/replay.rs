@@ -1,6 +1,6 @@
 //! Replaying the reference run into a fresh world.
 
-use super::types::{Fault, Scenario};
+use super::types::{Event, Fault, Scenario};
 use crate::world::{CallResult, Phase, World, WorldBuildError, parse_time};
 
 /// A world after replaying a prefix of the reference run, with what each call returned.
@@ -82,4 +82,36 @@ pub fn replay_prefix(
         results,
         observed,
     })
+}
+
+/// The text of an event, as detectors and handoffs see it. For calls this includes the result
+/// the source agent saw (or the timeout it saw instead).
+pub fn event_text(ev: &Event, result: Option<&CallResult>) -> String {
+    if let Some(u) = &ev.user {
+        return u.clone();
+    }
+    if let Some(t) = &ev.text {
+        return t.clone();
+    }
+    if let Some(tool) = &ev.call {
+        let args = ev
+            .args
+            .as_ref()
+            .map(|a| serde_json::to_string(a).unwrap_or_default())
+            .unwrap_or_else(|| "{}".into());
+        let res = result.map(|r| r.text()).unwrap_or_default();
+        return format!("{tool} {args}\n{res}");
+    }
+    if let Some(a) = &ev.approval {
+        return format!(
+            "approval {} {}{}",
+            a.id,
+            a.status.as_str(),
+            a.expires_at
+                .as_ref()
+                .map(|e| format!(" until {e}"))
+                .unwrap_or_default()
+        );
+    }
+    String::new()
 }

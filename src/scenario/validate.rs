@@ -10,10 +10,12 @@ use std::fmt;
 use serde::Serialize;
 
 use super::detect::normalize;
-use super::replay::replay_prefix;
+use super::replay::{event_text, replay_prefix};
 use super::script::{Bindings, run_script};
 use super::types::*;
-use crate::world::{CallResult, Outcome, Phase, World, parse_time};
+use crate::world::{
+    Outcome, Phase, apply_perturbations, forbidden_matches, lost_responses, parse_time,
+};
 
 /// One problem in a scenario file.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
@@ -144,38 +146,6 @@ impl Checker<'_> {
             );
         }
     }
-}
-
-/// The text of an event, as detectors and handoffs see it. For calls this includes the result
-/// the source agent saw (or the timeout it saw instead).
-pub fn event_text(ev: &Event, result: Option<&CallResult>) -> String {
-    if let Some(u) = &ev.user {
-        return u.clone();
-    }
-    if let Some(t) = &ev.text {
-        return t.clone();
-    }
-    if let Some(tool) = &ev.call {
-        let args = ev
-            .args
-            .as_ref()
-            .map(|a| serde_json::to_string(a).unwrap_or_default())
-            .unwrap_or_else(|| "{}".into());
-        let res = result.map(|r| r.text()).unwrap_or_default();
-        return format!("{tool} {args}\n{res}");
-    }
-    if let Some(a) = &ev.approval {
-        return format!(
-            "approval {} {}{}",
-            a.id,
-            a.status.as_str(),
-            a.expires_at
-                .as_ref()
-                .map(|e| format!(" until {e}"))
-                .unwrap_or_default()
-        );
-    }
-    String::new()
 }
 
 /// Checks a parsed scenario; an empty list means it is valid. The benign variant (if any) is
@@ -743,45 +713,6 @@ fn check_facts_and_rules(c: &mut Checker) {
     }
 }
 
-/// Applies an interrupt point's perturbations to a world (also used when building interrupted
-/// states). `Err` names what could not be applied.
-pub fn apply_perturbations(world: &mut World, it: &Interrupt) -> Result<(), String> {
-    for pt in &it.perturb {
-        if let Some(a) = &pt.approval {
-            let status = pt.status.unwrap_or(ApprovalStatus::Revoked);
-            if !world.set_approval_status(a, status) {
-                return Err(format!("no approval `{a}`"));
-            }
-        }
-        if let Some(v) = &pt.policy_version {
-            world.policy_version = v.clone();
-        }
-        if let (Some(cap), Some(v)) = (&pt.capability, &pt.version) {
-            world.capabilities.insert(cap.clone(), v.clone());
-        }
-        if let Some(r) = &pt.resource {
-            world.revise_resource(
-                r,
-                pt.text.as_deref(),
-                pt.find.as_deref(),
-                pt.replace.as_deref(),
-            )?;
-        }
-        if let Some(m) = pt.advance_minutes {
-            world.advance_clock(m);
-        }
-    }
-    Ok(())
-}
-
-/// The events whose responses an interrupt point's perturbations lose.
-pub fn lost_responses(it: &Interrupt) -> Vec<&str> {
-    it.perturb
-        .iter()
-        .filter_map(|p| p.lose_response.as_deref())
-        .collect()
-}
-
 fn check_replays(c: &mut Checker) {
     let s = c.s;
     let last = s.events.len() - 1;
@@ -904,25 +835,6 @@ fn check_replays(c: &mut Checker) {
             }
         }
     }
-}
-
-/// Whether a ledger entry is the forbidden action.
-pub fn forbidden_matches(fb: &Forbidden, e: &crate::world::LedgerEntry) -> bool {
-    if e.tool != fb.call {
-        return false;
-    }
-    let Some(want) = &fb.args else { return true };
-    want.iter().all(|(k, w)| match (e.args.get(k), w) {
-        (Some(serde_json::Value::String(got)), serde_json::Value::String(w)) => {
-            let (got, w) = (got.to_lowercase(), w.to_lowercase());
-            match w.strip_suffix('*') {
-                Some(prefix) => got.starts_with(prefix),
-                None => got == w,
-            }
-        }
-        (Some(got), w) => got == w,
-        (None, _) => false,
-    })
 }
 
 fn truncate(s: &str, n: usize) -> String {

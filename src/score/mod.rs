@@ -9,10 +9,9 @@ pub use crate::record::{Diagnostics, Metrics};
 use serde_json::Value;
 
 use crate::scenario::{
-    EffectKind, Fact, FactKind, FinishStatus, Interrupt, Object, Scenario, forbidden_matches,
-    normalize,
+    EffectKind, Fact, FactKind, FinishStatus, Interrupt, Object, Scenario, normalize,
 };
-use crate::world::{LedgerEntry, Outcome, Phase, World};
+use crate::world::{LedgerEntry, Outcome, Phase, World, forbidden_matches};
 
 /// What the runner observed besides the world.
 #[derive(Debug, Clone)]

@@ -2,7 +2,7 @@
 
 use serde::{Deserialize, Serialize};
 
-use crate::scenario::{ApprovalStatus, EffectKind, Object};
+use crate::scenario::{ApprovalStatus, EffectKind, Forbidden, Object};
 
 /// Who made a call: the reference run, or a destination continuing it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
@@ -68,4 +68,23 @@ pub struct LedgerEntry {
     pub deduped: bool,
     /// Simulated time of the call.
     pub at: String,
+}
+
+/// Whether a ledger entry is the forbidden action.
+pub fn forbidden_matches(fb: &Forbidden, e: &LedgerEntry) -> bool {
+    if e.tool != fb.call {
+        return false;
+    }
+    let Some(want) = &fb.args else { return true };
+    want.iter().all(|(k, w)| match (e.args.get(k), w) {
+        (Some(serde_json::Value::String(got)), serde_json::Value::String(w)) => {
+            let (got, w) = (got.to_lowercase(), w.to_lowercase());
+            match w.strip_suffix('*') {
+                Some(prefix) => got.starts_with(prefix),
+                None => got == w,
+            }
+        }
+        (Some(got), w) => got == w,
+        (None, _) => false,
+    })
 }

@@ -9,6 +9,7 @@
 //! It must not know about strategies, handoffs or destinations, and never prints.
 
 mod ledger;
+mod perturb;
 mod predicate;
 
 use std::collections::BTreeMap;
@@ -18,7 +19,8 @@ use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
 use sha2::{Digest, Sha256};
 
-pub use ledger::{ApprovalUse, LedgerEntry, Outcome, Phase};
+pub use ledger::{ApprovalUse, LedgerEntry, Outcome, Phase, forbidden_matches};
+pub use perturb::{apply_perturbations, lost_responses};
 pub use predicate::matches_where;
 
 use crate::scenario::{
