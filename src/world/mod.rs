@@ -27,6 +27,17 @@ use crate::scenario::{
     ApprovalStatus, EffectKind, Fault, FinishStatus, Object, Predicate, Scenario, ToolSpec,
 };
 
+/// The record an update or delete names: its id parameter and the id argument.
+fn target_id(tool: &ToolSpec, args: &Object) -> Result<(String, String), String> {
+    let id_param = tool.id_param().to_string();
+    let id = args
+        .get(&id_param)
+        .and_then(|v| v.as_str())
+        .ok_or_else(|| format!("missing string argument `{id_param}`"))?
+        .to_string();
+    Ok((id_param, id))
+}
+
 /// `sha256:` followed by the lowercase hex digest of `bytes`.
 pub fn sha256_digest(bytes: &[u8]) -> String {
     format!("sha256:{}", hex::encode(Sha256::digest(bytes)))
@@ -534,12 +545,7 @@ impl World {
                 Ok(Value::Object(rec))
             }
             EffectKind::Update => {
-                let id_param = tool.id_param().to_string();
-                let id = args
-                    .get(&id_param)
-                    .and_then(|v| v.as_str())
-                    .ok_or_else(|| format!("missing string argument `{id_param}`"))?
-                    .to_string();
+                let (id_param, id) = target_id(tool, args)?;
                 let c = self.collection_mut(tool)?;
                 let rec = c
                     .records
@@ -556,12 +562,7 @@ impl World {
                 Ok(out)
             }
             EffectKind::Delete => {
-                let id_param = tool.id_param().to_string();
-                let id = args
-                    .get(&id_param)
-                    .and_then(|v| v.as_str())
-                    .ok_or_else(|| format!("missing string argument `{id_param}`"))?
-                    .to_string();
+                let (_, id) = target_id(tool, args)?;
                 let c = self.collection_mut(tool)?;
                 let before = c.records.len();
                 c.records
