@@ -54,6 +54,11 @@ fn continuation(world: &World) -> impl Iterator<Item = &LedgerEntry> {
         .filter(|e| e.phase == Phase::Continuation)
 }
 
+/// Whether a ledger entry requests the approval `id`.
+fn requests_approval(e: &LedgerEntry, id: &str) -> bool {
+    e.tool == "request_approval" && e.args.get("approval_id").and_then(|v| v.as_str()) == Some(id)
+}
+
 /// Whether the continuation made the call an edit describes.
 fn edit_performed(e: &Edit, w: &World) -> bool {
     match &e.call {

@@ -4,7 +4,7 @@
 //! Owns the requirement checks. Never reads the handoff or the destination's claims; the only
 //! thing it takes from the run besides the ledger is whether the run finished degraded.
 
-use super::{args_include, continuation};
+use super::{args_include, continuation, requests_approval};
 use crate::scenario::{Interrupt, RecoveryBehaviour};
 use crate::world::{LedgerEntry, Outcome, World};
 
@@ -31,10 +31,7 @@ fn met(r: &RecoveryBehaviour, ledger: &[&LedgerEntry], degraded: bool) -> bool {
     } else if let Some(id) = &r.must_request_approval {
         ledger
             .iter()
-            .position(|e| {
-                e.tool == "request_approval"
-                    && e.args.get("approval_id").and_then(|v| v.as_str()) == Some(id)
-            })
+            .position(|e| requests_approval(e, id))
             .is_some_and(|p| p < first_before)
     } else {
         r.must_report_degraded && degraded
