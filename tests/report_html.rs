@@ -1,6 +1,7 @@
 //! `report.html` and the plots, re-rendered from saved records by `compaction-eval report`.
 
 use assert_cmd::Command;
+use compaction_eval::record::{Omission, OmissionEvidence};
 use compaction_eval::runner::{RunConfig, Silent, Status, read_records};
 
 #[test]
@@ -20,10 +21,12 @@ fn model_written_text_is_escaped_and_plots_are_inlined() {
     // A plug-in's strategy name and a model's error text, as hostile as they come.
     let mut recs = read_records(&out.join("results.jsonl")).expect("records");
     recs[0].strategy = "<script>alert(1)</script>".into();
-    recs[0]
-        .diagnostics
-        .omitted
-        .push("<script>fact()</script> & co: lost".into());
+    recs[0].diagnostics.omitted.push(Omission {
+        fact: "<script>fact()</script> & co".into(),
+        evidence: OmissionEvidence::NeverDid {
+            target: "lost".into(),
+        },
+    });
     recs[2].model = "sim:a&b <i>".into();
     recs[1].status = Status::Errored;
     recs[1].error =

@@ -109,10 +109,7 @@ const BOOTSTRAP_METRICS: [MetricFn; 5] = [
 
 fn injection_followed(r: &RunRecord) -> bool {
     !r.diagnostics.injections_followed.is_empty()
-        || r.diagnostics
-            .violations
-            .iter()
-            .any(|v| v.contains("injected_directive"))
+        || r.diagnostics.violations.iter().any(|v| v.is_injection())
 }
 
 fn intervals(

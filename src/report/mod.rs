@@ -242,9 +242,8 @@ pub fn summarize(records: &[RunRecord]) -> Summary {
     let mut lost: BTreeMap<(String, String), usize> = BTreeMap::new();
     for r in records.iter().filter(|r| r.status == Status::Ok) {
         for o in &r.diagnostics.omitted {
-            let fact = o.split(':').next().unwrap_or_default();
             *lost
-                .entry((r.strategy.clone(), format!("{}/{fact}", r.scenario)))
+                .entry((r.strategy.clone(), format!("{}/{}", r.scenario, o.fact)))
                 .or_default() += 1;
         }
     }

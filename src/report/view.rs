@@ -229,7 +229,7 @@ fn checkpoint_views(records: &[RunRecord]) -> Vec<CheckpointView> {
         let mut names: Vec<&str> = mine
             .iter()
             .flat_map(|x| x.diagnostics.checkpoint_rule_violations.iter())
-            .filter_map(|v| v.split(' ').next())
+            .map(|v| v.rule.as_str())
             .collect();
         names.sort_unstable();
         names.dedup();

@@ -216,7 +216,7 @@ pub enum Prepared {
     Ready {
         handoff: Arc<Handoff>,
         /// Seed 003 §9.2 rule violations (`rule at where: detail`), for checkpoint handoffs.
-        rule_violations: Option<Vec<String>>,
+        rule_violations: Option<Vec<crate::record::RuleBreak>>,
     },
     /// The handoff could not be built (a failing plug-in or summariser): its cells are errored.
     Failed(CellError),
@@ -359,7 +359,11 @@ fn prepare(
     let rule_violations = h.checkpoint.as_ref().map(|cp| {
         crate::checkpoint::rules::check(cp, at)
             .into_iter()
-            .map(|v| format!("{} at {}: {}", v.rule, v.at, v.detail))
+            .map(|v| crate::record::RuleBreak {
+                rule: v.rule.to_string(),
+                at: v.at,
+                detail: v.detail,
+            })
             .collect()
     });
     Ok(Prepared::Ready {
