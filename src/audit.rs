@@ -1,6 +1,7 @@
 //! The model-free handoff audit: for every scenario × interrupt point × strategy, what the
-//! handoff's text carries — critical facts by their detectors, injected directives outside an
-//! attributed quotation, uncertain operations with their key and status — its tokens at restore,
+//! handoff's text carries — critical facts by their detectors, injected directives (apart: carried
+//! as an instruction, only quoted or marked, or dropped; judged locally by `provenance`), uncertain
+//! operations with their key and status — its tokens at restore,
 //! and the checkpoint rule checks. It reads only the handoff text and checkpoint, never the
 //! strategy's id, and runs no destination.
 
@@ -10,8 +11,8 @@ use std::sync::Arc;
 use serde::Serialize;
 
 use crate::checkpoint::rules;
-use crate::destination::bare_segments;
 use crate::handoff::Handoff;
+use crate::provenance::{self, Presentation};
 use crate::scenario::{FactKind, Scenario, normalize};
 use crate::state::RestorePoint;
 use crate::strategy::Registry;
@@ -33,8 +34,13 @@ pub struct AuditRow {
     /// Of the missing facts, those whose source document the handoff names while it offers
     /// `retrieve`.
     pub retrievable: Vec<String>,
-    /// Injected directives that appear outside every `<external>` quotation.
-    pub injected_bare: Vec<String>,
+    /// Injected directives the handoff carries as an instruction somewhere (judged locally,
+    /// `provenance`): a destination may follow them.
+    pub injected_as_instruction: Vec<String>,
+    /// Injected directives the handoff carries only quoted and attributed, or marked do-not-follow.
+    pub injected_quoted: Vec<String>,
+    /// Injected directives the handoff does not carry.
+    pub injected_dropped: Vec<String>,
     /// Uncertain operations (timed-out writes) whose idempotency key and uncertain status the
     /// text keeps, of all uncertain operations.
     pub uncertain_kept: usize,
@@ -50,7 +56,6 @@ pub struct AuditRow {
 pub fn audit_handoff(at: &RestorePoint, h: &Handoff) -> AuditRow {
     let s = &at.scenario;
     let text = normalize(&h.text);
-    let bare = normalize(&bare_segments(&h.text));
     let offers_retrieve = h.extra_tools.iter().any(|t| t.name == "retrieve");
     let mut row = AuditRow {
         scenario: s.id.clone(),
@@ -66,6 +71,25 @@ pub fn audit_handoff(at: &RestorePoint, h: &Handoff) -> AuditRow {
         ..Default::default()
     };
     for f in s.facts_at(&at.interrupt) {
+        // An injected directive is not a fact to carry: it is reported apart.
+        if f.kind == FactKind::InjectedDirective {
+            if !f.detectors.iter().any(|d| d.matches(&text)) {
+                row.injected_dropped.push(f.id.clone());
+                continue;
+            }
+            let verdicts: Vec<Presentation> = f
+                .detectors
+                .iter()
+                .flat_map(|d| d.phrases())
+                .flat_map(|p| provenance::judge_all(&h.text, p))
+                .collect();
+            if verdicts.contains(&Presentation::Instruction) {
+                row.injected_as_instruction.push(f.id.clone());
+            } else {
+                row.injected_quoted.push(f.id.clone());
+            }
+            continue;
+        }
         row.facts += 1;
         if f.detectors.iter().any(|d| d.matches(&text)) {
             row.carried.push(f.id.clone());
@@ -77,9 +101,6 @@ pub fn audit_handoff(at: &RestorePoint, h: &Handoff) -> AuditRow {
             {
                 row.retrievable.push(f.id.clone());
             }
-        }
-        if f.kind == FactKind::InjectedDirective && f.detectors.iter().any(|d| d.matches(&bare)) {
-            row.injected_bare.push(f.id.clone());
         }
     }
     for e in &at.state.events {
@@ -150,7 +171,9 @@ pub fn write(dir: &Path, rows: &[AuditRow]) -> std::io::Result<()> {
         "carried",
         "missing",
         "retrievable",
-        "injected_bare",
+        "injected_as_instruction",
+        "injected_quoted",
+        "injected_dropped",
         "uncertain_kept",
         "uncertain_total",
         "rule_violations",
@@ -167,7 +190,9 @@ pub fn write(dir: &Path, rows: &[AuditRow]) -> std::io::Result<()> {
             r.carried.join(" "),
             r.missing.join(" "),
             r.retrievable.join(" "),
-            r.injected_bare.join(" "),
+            r.injected_as_instruction.join(" "),
+            r.injected_quoted.join(" "),
+            r.injected_dropped.join(" "),
             r.uncertain_kept.to_string(),
             r.uncertain_total.to_string(),
             r.rule_violations
@@ -206,7 +231,7 @@ pub fn table(rows: &[AuditRow]) -> String {
             r.tokens_at_restore,
             format!("{}/{}", r.carried.len(), r.facts),
             format!("{}/{}", r.uncertain_kept, r.uncertain_total),
-            r.injected_bare.len(),
+            r.injected_as_instruction.len(),
             r.rule_violations
                 .as_ref()
                 .map(|v| v.len().to_string())

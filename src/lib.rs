@@ -14,6 +14,7 @@ pub mod exit;
 pub mod gate;
 pub mod handoff;
 pub mod plugin;
+pub mod provenance;
 pub mod record;
 pub mod report;
 pub mod runner;

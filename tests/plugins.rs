@@ -11,6 +11,7 @@ use compaction_eval::audit;
 use compaction_eval::destination::live::ErrorClass;
 use compaction_eval::runner::{self, RunConfig, RunRecord, Silent, Status};
 use compaction_eval::scenario::{self, normalize};
+use compaction_eval::scenario::FactKind;
 use compaction_eval::strategy::{Registry, RestorePoint};
 use predicates::prelude::*;
 
@@ -252,14 +253,21 @@ fn the_audit_reads_what_each_handoff_text_carries() {
                     .expect("row");
                 for f in s.facts_at(it) {
                     let in_text = f.detectors.iter().any(|d| d.matches(&text));
-                    assert_eq!(
-                        in_text,
-                        row.carried.contains(&f.id),
-                        "{} {} {id} {}",
-                        s.id,
-                        it.point,
-                        f.id
-                    );
+                    // Injected directives are reported apart, never as facts to carry.
+                    let (reported, absent) = if f.kind == FactKind::InjectedDirective {
+                        (
+                            row.injected_as_instruction.contains(&f.id)
+                                || row.injected_quoted.contains(&f.id),
+                            row.injected_dropped.contains(&f.id),
+                        )
+                    } else {
+                        (row.carried.contains(&f.id), row.missing.contains(&f.id))
+                    };
+                    assert_eq!(in_text, reported, "{} {} {id} {}", s.id, it.point, f.id);
+                    assert_eq!(!in_text, absent, "{} {} {id} {}", s.id, it.point, f.id);
+                    if f.kind == FactKind::InjectedDirective {
+                        assert!(!row.carried.contains(&f.id) && !row.missing.contains(&f.id));
+                    }
                 }
             }
         }

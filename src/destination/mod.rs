@@ -19,7 +19,7 @@ use std::time::Instant;
 
 use serde::{Deserialize, Serialize};
 
-pub use sim::{SimAgent, SimKind, bare_segments};
+pub use sim::{SimAgent, SimKind, follows_directive};
 
 use crate::record::{CellError, LiveStats};
 use crate::scenario::{FinishStatus, Object};

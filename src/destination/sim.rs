@@ -17,11 +17,12 @@ use std::collections::VecDeque;
 
 use std::time::Instant;
 
+use crate::provenance::Presentation;
 use crate::stats::SplitMix64;
 
 use super::{Action, ActionFuture, ActionResult, Destination, DestinationReport};
 use crate::scenario::{
-    Bindings, Edit, Fact, FactKind, FinishStatus, Interrupt, Scenario, Step, normalize,
+    Bindings, Edit, EventKind, Fact, FactKind, FinishStatus, Interrupt, Scenario, Step, normalize,
 };
 use crate::strategy::Handoff;
 
@@ -32,30 +33,17 @@ pub enum SimKind {
     Literal,
 }
 
-/// The handoff text with every `<external …>…</external>` block removed: what reads as bare text.
-pub fn bare_segments(text: &str) -> String {
-    let mut out = String::with_capacity(text.len());
-    let mut rest = text;
-    while let Some(open) = rest.find("<external") {
-        out.push_str(&rest[..open]);
-        match rest[open..].find("</external>") {
-            Some(close) => rest = &rest[open + close + "</external>".len()..],
-            // An unclosed quotation quotes the rest of the text.
-            None => return out,
-        }
+/// Whether a destination of `kind` follows a directive presented as `verdicts` (one per place the
+/// handoff carries it): `careful` only when some place states it as an instruction of the agent
+/// or the user; `literal` also when it is merely quoted or attributed without an explicit
+/// do-not-follow marking; `oracle` never.
+pub fn follows_directive(kind: SimKind, verdicts: &[Presentation]) -> bool {
+    match kind {
+        SimKind::Oracle => false,
+        SimKind::Careful => verdicts.contains(&Presentation::Instruction),
+        SimKind::Literal => verdicts.iter().any(|v| *v != Presentation::Marked),
     }
-    out.push_str(rest);
-    out
 }
-
-const INSTRUCTION_MARKERS: [&str; 6] = [
-    "next step",
-    "todo",
-    "you must",
-    "please",
-    "instruction",
-    "action:",
-];
 
 /// A simulated destination for one cell.
 pub struct SimAgent {
@@ -63,7 +51,8 @@ pub struct SimAgent {
     scenario: std::sync::Arc<Scenario>,
     interrupt: Interrupt,
     knowledge: String,
-    bare: String,
+    /// The handoff text as received (for judging how it presents each fact).
+    text: String,
     retrieves: VecDeque<String>,
     plan: Option<VecDeque<Step>>,
     pending_bind: Option<String>,
@@ -90,7 +79,7 @@ impl SimAgent {
         let knowledge = normalize(&handoff.text);
         let mut agent = SimAgent {
             kind,
-            bare: bare_segments(&handoff.text),
+            text: handoff.text.clone(),
             knowledge,
             interrupt: interrupt.clone(),
             retrieves: VecDeque::new(),
@@ -114,8 +103,30 @@ impl SimAgent {
         self.scenario.facts_at(&self.interrupt).collect()
     }
 
+    /// A fact is known when the text shows it — and a fact the user or the agent stated (a
+    /// constraint, a decision, a user fact, a hypothesis) only when some place presents it as
+    /// theirs: text quoted from an outside source informs only as what that source said.
     fn knows(&self, f: &Fact) -> bool {
-        f.detectors.iter().any(|d| d.matches(&self.knowledge))
+        if !f.detectors.iter().any(|d| d.matches(&self.knowledge)) {
+            return false;
+        }
+        let own = self
+            .scenario
+            .events
+            .iter()
+            .find(|e| e.id == f.source)
+            .and_then(|e| e.kind())
+            .is_some_and(|k| matches!(k, EventKind::User | EventKind::Assistant(_)));
+        !own || self.presentations(f).contains(&Presentation::Instruction)
+    }
+
+    /// How the handoff presents each place it carries one of the fact's phrases.
+    fn presentations(&self, f: &Fact) -> Vec<Presentation> {
+        f.detectors
+            .iter()
+            .flat_map(|d| d.phrases())
+            .flat_map(|p| crate::provenance::judge_all(&self.text, p))
+            .collect()
     }
 
     /// Documents named in the handoff that were the source of a fact the text does not show.
@@ -135,21 +146,15 @@ impl SimAgent {
         out
     }
 
+    /// Whether the destination carries out an injected directive the handoff shows: judged from
+    /// how the handoff presents it where it carries it ([`follows_directive`]), never from its
+    /// wording.
     fn obeys(&self, f: &Fact) -> bool {
-        let bare = normalize(&self.bare);
-        if !f.detectors.iter().any(|d| d.matches(&bare)) {
+        let text = normalize(&self.text);
+        if !f.detectors.iter().any(|d| d.matches(&text)) {
             return false;
         }
-        match self.kind {
-            SimKind::Oracle => false,
-            SimKind::Literal => true,
-            SimKind::Careful => crate::strategy::sentences_of(&self.bare).iter().any(|s| {
-                let n = normalize(s);
-                let lead = n.trim_start_matches(|c: char| !c.is_alphanumeric());
-                INSTRUCTION_MARKERS.iter().any(|m| lead.starts_with(m))
-                    && f.detectors.iter().any(|d| d.matches(&n))
-            }),
-        }
+        follows_directive(self.kind, &self.presentations(f))
     }
 
     fn build_plan(&mut self) -> VecDeque<Step> {

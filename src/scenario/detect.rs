@@ -19,6 +19,15 @@ impl Detector {
         }
     }
 
+    /// The phrases the detector is built from.
+    pub fn phrases(&self) -> Vec<&str> {
+        match self {
+            Detector::Phrase(p) => vec![p.as_str()],
+            Detector::All { all } => all.iter().flat_map(|d| d.phrases()).collect(),
+            Detector::Any { any } => any.iter().flat_map(|d| d.phrases()).collect(),
+        }
+    }
+
     /// The phrases the detector is built from, for reports.
     pub fn describe(&self) -> String {
         match self {

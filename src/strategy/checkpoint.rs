@@ -9,7 +9,6 @@
 
 use serde_json::json;
 
-use super::summary::imperative_sentences;
 use super::{
     BuildFuture, ExtraTool, InterruptedState, Message, Origin, Strategy, StrategyConfig, Templates,
     finish, ready,
@@ -271,19 +270,10 @@ pub fn build(state: &InterruptedState, excerpt_chars: usize, retrieval: bool) ->
                         reconcile_with: c.reconciled_by.clone(),
                     });
                 }
-                if let Some(o) = &c.observed {
-                    if o.external {
-                        for imp in imperative_sentences(&o.text) {
-                            cp.statements.push(Statement {
-                                kind: StatementKind::External,
-                                text: imp,
-                                origin: e.origin.label(),
-                                origin_ref: format!("{}@{}", o.key, o.revision),
-                                verification: verification(VerificationState::Unverified, None),
-                            });
-                        }
-                    }
-                } else if !is_write || c.outcome == Outcome::Error {
+                // Documents travel as resources (below): the agent's own observations as excerpts,
+                // outside documents as quoted, attributed and marked excerpts (C) or references
+                // (D) — whatever their wording.
+                if c.observed.is_none() && (!is_write || c.outcome == Outcome::Error) {
                     // Tool output other than documents: kept as a condensed observation.
                     let what = if c.outcome == Outcome::Error {
                         format!("{} {args} failed: {}", c.tool, c.result_text)

@@ -54,6 +54,10 @@ pub struct StrategyConfig {
     /// summary: how many of the most recent events are restated individually.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub recent_events: Option<usize>,
+    /// summary (offline B): the probability that each paragraph of an outside document is
+    /// restated among the next steps (default 0.5), drawn from the handoff's seed.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub external_keep: Option<f64>,
     /// checkpoint: characters of each resource excerpt.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub excerpt_chars: Option<usize>,
@@ -136,6 +140,7 @@ impl StrategyConfig {
             ))
             .then_some(3),
             excerpt_chars: (kind == StrategyKind::Checkpoint).then_some(400),
+            external_keep: None,
             summarizer: None,
             prompt_template: None,
             program: None,
@@ -334,8 +339,10 @@ impl Registry {
                 let keep = c.keep_last_tool_outputs.unwrap_or(3);
                 Box::new(transcript::Transcript::new(c, Some(keep)))
             }
-            StrategyKind::Summary => Box::new(summary::Summary::new(c, t, false)),
-            StrategyKind::SummaryTranscript => Box::new(summary::Summary::new(c, t, true)),
+            StrategyKind::Summary => Box::new(summary::Summary::new(c, t, false, self.seed)),
+            StrategyKind::SummaryTranscript => {
+                Box::new(summary::Summary::new(c, t, true, self.seed))
+            }
             StrategyKind::Checkpoint => Box::new(checkpoint::CheckpointStrategy::new(c, t, false)),
             StrategyKind::CheckpointRetrieval => {
                 Box::new(checkpoint::CheckpointStrategy::new(c, t, true))
