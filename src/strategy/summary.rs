@@ -242,10 +242,7 @@ pub fn summarize(state: &InterruptedState, cfg: &StrategyConfig) -> (String, Vec
         .rev()
     {
         let line = match &e.call {
-            Some(c)
-                if c.outcome == crate::world::Outcome::TimeoutAfterCommit
-                    || c.outcome == crate::world::Outcome::TimeoutBeforeCommit =>
-            {
+            Some(c) if c.outcome == crate::state::ObservedOutcome::TimedOut => {
                 format!("The last {} call timed out.", c.tool.replace('_', " "))
             }
             Some(c) => format!("I ran {}.", c.tool.replace('_', " ")),
