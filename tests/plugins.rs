@@ -351,11 +351,11 @@ fn schema_names(v: &serde_json::Value, path: &str, out: &mut Vec<(String, String
     match v {
         serde_json::Value::Object(m) => {
             for (k, x) in m {
-                if k == "properties" {
-                    if let Some(props) = x.as_object() {
-                        for name in props.keys() {
-                            out.push((format!("{path}/properties"), name.clone()));
-                        }
+                if k == "properties"
+                    && let Some(props) = x.as_object()
+                {
+                    for name in props.keys() {
+                        out.push((format!("{path}/properties"), name.clone()));
                     }
                 }
                 if k == "enum" || k == "const" {
@@ -397,10 +397,10 @@ fn document_names(v: &serde_json::Value, path: &str, out: &mut Vec<(String, Stri
                 document_names(x, &format!("{path}/{i}"), out);
             }
         }
-        serde_json::Value::String(s) => {
-            if s == "timeout_after_commit" || s == "timeout_before_commit" {
-                out.push((path.to_string(), s.clone()));
-            }
+        serde_json::Value::String(s)
+            if s == "timeout_after_commit" || s == "timeout_before_commit" =>
+        {
+            out.push((path.to_string(), s.clone()));
         }
         _ => {}
     }
@@ -465,4 +465,57 @@ fn the_state_a_plugin_receives_holds_only_what_the_agent_saw() {
         }
     }
     assert!(documents >= 8);
+}
+
+#[test]
+fn plugin_input_prints_the_bytes_a_plugin_receives() {
+    let out = cli()
+        .args([
+            "plugin-input",
+            "--scenario",
+            "support-ticket-timeout",
+            "--interrupt",
+            "uncertain_side_effect",
+            "--token-budget",
+            "1234",
+        ])
+        .assert()
+        .success()
+        .get_output()
+        .stdout
+        .clone();
+    let doc: serde_json::Value = serde_json::from_slice(&out).expect("one JSON document");
+    assert_eq!(doc["format"], "compaction-eval/state/2");
+    assert_eq!(doc["token_budget"], 1234);
+    assert!(doc.get("ledger").is_none());
+    let timed_out: Vec<&serde_json::Value> = doc["events"]
+        .as_array()
+        .expect("events")
+        .iter()
+        .filter(|e| e["call"]["outcome"] == "timed_out")
+        .collect();
+    assert_eq!(timed_out.len(), 1, "the create_ticket timeout");
+    assert_eq!(timed_out[0]["call"]["idempotency_key"], "ticket-intent-017");
+
+    // An exec plug-in that saves its stdin receives exactly these bytes.
+    let dir = tempfile::tempdir().expect("tempdir");
+    let got = dir.path().join("stdin.json");
+    write_strategy(
+        dir.path(),
+        "save",
+        &format!(
+            "id = \"exec:save\"\nkind = \"exec\"\nprogram = \"sh\"\nargs = [\"-c\", \"cat > '{}'; echo '{{\\\"format\\\": \\\"compaction-eval/text/1\\\", \\\"text\\\": \\\"saved\\\"}}'\"]\ntoken_budget = 1234\n",
+            got.display()
+        ),
+    );
+    let s = Arc::new(
+        scenario::load_file(Path::new("scenarios/support-ticket-timeout.yaml")).expect("loads"),
+    );
+    let at = RestorePoint::build(s, "uncertain_side_effect").expect("state");
+    let h = Registry::load(dir.path())
+        .expect("registry")
+        .handoff("exec:save", &at)
+        .expect("handoff");
+    assert!(h.text.contains("saved"), "{}", h.text);
+    assert_eq!(std::fs::read(&got).expect("saved stdin"), out);
 }

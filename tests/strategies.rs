@@ -324,3 +324,38 @@ fn unknown_ids_list_the_valid_ones() {
             "known strategies: none, A, B, C, D, mask, B+A",
         ));
 }
+
+#[test]
+fn c_infers_the_reconciling_tool_the_scenario_names_from_the_tool_definitions_alone() {
+    let mut timed_out_writes = 0;
+    for s in scenarios() {
+        let at = RestorePoint::build(s.clone(), &s.interrupts[0].point).expect("restore point");
+        let tools = &at.state.task.tools;
+        // Every write tool: the inference agrees with the scenario's annotation, which the
+        // state no longer carries (and names nothing where the scenario names nothing).
+        for t in s.world.tools.iter().filter(|t| t.effect.is_write()) {
+            let inferred = compaction_eval::strategy::reconciling_tool(tools, &t.name);
+            assert_eq!(
+                inferred.map(|d| d.name.as_str()),
+                t.reconciled_by.as_deref(),
+                "{}: {}",
+                s.id,
+                t.name
+            );
+        }
+        timed_out_writes += s
+            .events
+            .iter()
+            .filter(|e| e.fault.is_some())
+            .filter(|e| {
+                let t = s
+                    .world
+                    .tools
+                    .iter()
+                    .find(|t| Some(&t.name) == e.call.as_ref());
+                t.is_some_and(|t| t.effect.is_write() && t.reconciled_by.is_some())
+            })
+            .count();
+    }
+    assert!(timed_out_writes >= 8, "{timed_out_writes}");
+}

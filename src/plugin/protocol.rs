@@ -248,6 +248,14 @@ impl StateDocument {
     }
 }
 
+/// The bytes a plug-in receives on stdin: the state document as compact JSON, nothing after it.
+pub fn state_input(
+    state: &InterruptedState,
+    token_budget: Option<u64>,
+) -> Result<Vec<u8>, serde_json::Error> {
+    serde_json::to_vec(&StateDocument::from_state(state, token_budget))
+}
+
 /// The JSON Schemas of the plug-in documents: (file name, pretty JSON).
 pub fn schemas() -> Vec<(&'static str, String)> {
     let pretty = |v: schemars::Schema| {

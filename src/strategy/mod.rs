@@ -9,7 +9,7 @@
 //! trait, so this module does not depend on any model client.
 
 mod checkpoint;
-pub use checkpoint::mark_stale;
+pub use checkpoint::{mark_stale, reconciling_tool};
 mod exec;
 mod llm_summary;
 mod render;
