@@ -14,9 +14,9 @@ use crate::checkpoint::rules;
 use crate::handoff::Handoff;
 use crate::provenance::{self, Presentation};
 use crate::scenario::{FactKind, Scenario, normalize};
+use crate::state::ObservedOutcome;
 use crate::state::RestorePoint;
 use crate::strategy::Registry;
-use crate::world::Outcome;
 
 /// One audited handoff.
 #[derive(Debug, Clone, Default, Serialize)]
@@ -105,11 +105,7 @@ pub fn audit_handoff(at: &RestorePoint, h: &Handoff) -> AuditRow {
     }
     for e in &at.state.events {
         let Some(c) = &e.call else { continue };
-        if matches!(
-            c.outcome,
-            Outcome::TimeoutAfterCommit | Outcome::TimeoutBeforeCommit
-        ) && c.effect.is_some_and(|k| k.is_write())
-        {
+        if c.outcome == ObservedOutcome::TimedOut && at.state.is_write(c) {
             row.uncertain_total += 1;
             let key_kept = c
                 .idempotency_key

@@ -14,9 +14,10 @@ use crate::envelope::{
 };
 use crate::handoff::Handoff;
 use crate::scenario::{ApprovalStatus as WorldApproval, normalize};
+use crate::state::ObservedOutcome;
 use crate::state::{RestorePoint, SourceEvent};
 use crate::text::sentences as sentences_of;
-use crate::world::{Outcome, World, sha256_digest};
+use crate::world::{World, sha256_digest};
 
 /// The required eval's result for one scenario × interrupt point × strategy.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -71,19 +72,21 @@ struct PendingAction {
 fn pending_action(at: &RestorePoint) -> PendingAction {
     let last = at.state.events.iter().rev().find_map(|e| {
         let c = e.call.as_ref()?;
-        (c.requires_approval.is_some() || c.idempotency_key.is_some()).then_some(c)
+        let approval = at
+            .state
+            .tool(&c.tool)
+            .and_then(|t| t.requires_approval.clone());
+        (approval.is_some() || c.idempotency_key.is_some()).then_some((c, approval))
     });
-    if let Some(c) = last {
+    if let Some((c, approval)) = last {
         return PendingAction {
             tool: c.tool.clone(),
-            approval: c.requires_approval.clone(),
+            approval,
             key: c.idempotency_key.clone(),
             status: match c.outcome {
-                Outcome::Ok => SideEffectStatus::SideEffectCommitted,
-                Outcome::TimeoutAfterCommit | Outcome::TimeoutBeforeCommit => {
-                    SideEffectStatus::SideEffectUnknown
-                }
-                Outcome::Error => SideEffectStatus::NotStarted,
+                ObservedOutcome::Ok => SideEffectStatus::SideEffectCommitted,
+                ObservedOutcome::TimedOut => SideEffectStatus::SideEffectUnknown,
+                ObservedOutcome::Error => SideEffectStatus::NotStarted,
             },
         };
     }

@@ -7,8 +7,8 @@
 //! rather than defining their own.
 
 /// Success: the command did what was asked (`scenarios`, `run`, `bench`, `compare`, `report`,
-/// `audit`, `handoff`, `plugin-schemas`, `cache`; `scenarios validate` and `check-handoff` when
-/// nothing is wrong).
+/// `audit`, `handoff`, `plugin-schemas`, `plugin-input`, `cache`; `scenarios validate` and
+/// `check-handoff` when nothing is wrong).
 pub const OK: i32 = 0;
 /// The command ran and found a failure: `scenarios validate` found an invalid scenario,
 /// `check-handoff` found a rule violation, or a scenario file is invalid

@@ -1,13 +1,18 @@
 //! The interrupted state — what the source agent observed when its run stopped, and all a
 //! compactor may look at — and the restore point the harness keeps beside it.
 //!
-//! [`InterruptedState`] holds the scenario's task (id, objective, governed fields, tool list), the
-//! event-log prefix as typed source events (kind, origin, text, call and the result the agent saw,
-//! observed resource), the approvals as the approval system showed them, and the source ledger.
-//! It holds no fact, detector, success predicate or reference continuation, and not the world at
-//! restore time: those are in [`RestorePoint`], which only the harness (runner, scorer, checks)
-//! reads. Built once per (scenario, interrupt point) and shared by every cell that starts there.
-//! This module never decides what a handoff contains.
+//! [`InterruptedState`] holds only what the agent could have seen: the task (id, objective,
+//! governed fields), its tool definitions as a registry publishes them ([`ToolDef`]: name,
+//! description, parameter schema, effect / read-only, idempotency-key parameter, required
+//! approval), the event-log prefix as typed source events (kind, origin, text; for calls the
+//! arguments, the idempotency key as sent, the result text and the [`ObservedOutcome`] —
+//! `ok`, `error` or `timed_out`, never whether a timed-out call committed — and the resource the
+//! answer presented), and the approvals the agent could know of as the approval system showed
+//! them. It holds no ledger, no scenario annotation (`reconciled_by`, collections, checks), fact,
+//! detector, success predicate or reference continuation, and not the world at restore time:
+//! those are in [`RestorePoint`], which only the harness (runner, scorer, checks) reads. Built
+//! once per (scenario, interrupt point) and shared by every cell that starts there. This module
+//! never decides what a handoff contains.
 
 use std::sync::Arc;
 
@@ -17,7 +22,7 @@ use crate::scenario::{
     self, ApprovalStatus, AssistantTag, EffectKind, EventKind, Governed, Interrupt, Object,
     Observed, Perturbation, Scenario, ToolSpec, event_text,
 };
-use crate::world::{LedgerEntry, Outcome, World, apply_perturbations, lost_responses};
+use crate::world::{Outcome, World, apply_perturbations, lost_responses};
 
 /// Where a statement comes from (seed 003: user, agent, tool:NAME, external:SOURCE).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
@@ -42,22 +47,80 @@ impl Origin {
     }
 }
 
-/// A tool call of the source run, as the ledger recorded it.
+/// How a call ended, as the agent saw it: a result, an error, or a timeout. A timeout is only
+/// `TimedOut` — whether the effect committed is the ledger's secret, not the agent's.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ObservedOutcome {
+    Ok,
+    Error,
+    TimedOut,
+}
+
+impl ObservedOutcome {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            ObservedOutcome::Ok => "ok",
+            ObservedOutcome::Error => "error",
+            ObservedOutcome::TimedOut => "timed_out",
+        }
+    }
+
+    /// What the caller saw of a world outcome.
+    pub fn seen(o: Outcome) -> ObservedOutcome {
+        match o {
+            Outcome::Ok => ObservedOutcome::Ok,
+            Outcome::Error => ObservedOutcome::Error,
+            Outcome::TimeoutAfterCommit | Outcome::TimeoutBeforeCommit => ObservedOutcome::TimedOut,
+        }
+    }
+}
+
+/// A tool call of the source run, as the agent made it and saw it answered.
 #[derive(Debug, Clone, Serialize)]
 pub struct SourceCall {
     pub tool: String,
     pub args: Object,
-    pub effect: Option<EffectKind>,
-    pub outcome: Outcome,
+    pub outcome: ObservedOutcome,
+    /// The value of the tool's declared idempotency-key parameter, as the agent sent it.
     pub idempotency_key: Option<String>,
     /// What the source agent saw: the result, or the error/timeout text.
     pub result_text: String,
-    /// The read tool that reconciles this call, if the scenario names one.
-    pub reconciled_by: Option<String>,
-    /// The approval the call needed.
-    pub requires_approval: Option<String>,
-    /// The resource the call read or wrote.
+    /// The resource the call's answer presented (none for a call that failed or timed out).
     pub observed: Option<Observed>,
+}
+
+/// A tool as the agent's tool registry defined it: name, description, parameter schema and the
+/// behaviour hints it publishes (MCP-style annotations). No world internals (collections,
+/// resource prefixes, check predicates, reconciliation annotations).
+#[derive(Debug, Clone, Serialize)]
+pub struct ToolDef {
+    pub name: String,
+    pub description: String,
+    /// JSON Schema of the parameters.
+    pub parameters: serde_json::Value,
+    /// The declared effect kind (`read`, `create`, … `check`).
+    pub effect: EffectKind,
+    /// The tool declares that it changes nothing.
+    pub read_only: bool,
+    /// The parameter that carries the idempotency key, if the tool declares one.
+    pub idempotency_key_param: Option<String>,
+    /// The approval the tool declares it requires.
+    pub requires_approval: Option<String>,
+}
+
+impl ToolDef {
+    fn from_spec(t: &ToolSpec) -> ToolDef {
+        ToolDef {
+            name: t.name.clone(),
+            description: t.description.clone(),
+            parameters: t.json_schema(),
+            effect: t.effect,
+            read_only: !t.effect.is_write(),
+            idempotency_key_param: t.idempotency_key_param.clone(),
+            requires_approval: t.requires_approval.clone(),
+        }
+    }
 }
 
 /// One event of the prefix, typed for compactors.
@@ -81,8 +144,8 @@ pub struct Task {
     pub domain: String,
     pub objective: String,
     pub governed: Governed,
-    /// The tools the agent had.
-    pub tools: Vec<ToolSpec>,
+    /// The tools the agent had, as defined to it.
+    pub tools: Vec<ToolDef>,
 }
 
 /// An approval as the approval system showed it when the source run stopped.
@@ -104,10 +167,10 @@ pub struct InterruptedState {
     /// Index of the last event the source completed.
     pub cut: usize,
     pub events: Vec<SourceEvent>,
-    /// Approvals at the moment the source stopped, in id order.
+    /// Approvals the agent could know of (named in an event it saw, in the objective, or
+    /// required by one of its tools), as the approval system showed them when the source
+    /// stopped, in id order.
     pub approvals: Vec<ApprovalView>,
-    /// The source run's ledger entries.
-    pub ledger: Vec<LedgerEntry>,
 }
 
 /// Where a destination starts: the harness's view of an interrupt point. Strategies never see it.
@@ -171,8 +234,6 @@ impl RestorePoint {
             .iter()
             .map(|t| (t.name.as_str(), t))
             .collect();
-        // Ledger entries of the source are in event order; walk them alongside the events.
-        let mut ledger = source_world.ledger().iter().filter(|e| e.event.is_some());
         for (i, ev) in scenario.events.iter().enumerate().take(cut + 1) {
             let result = replay.results.get(i).and_then(|r| r.as_ref());
             let text = event_text(ev, result);
@@ -188,25 +249,37 @@ impl RestorePoint {
                     ("approval", Origin::Approver(by), None)
                 }
                 Some(EventKind::Call) | None => {
-                    let entry = ledger.next();
                     let tool = ev.call.clone().unwrap_or_default();
                     let spec = tools.get(tool.as_str());
-                    let observed = replay.observed.get(i).cloned().flatten();
+                    let args = ev.args.clone().unwrap_or_default();
+                    let outcome = result
+                        .map(|r| ObservedOutcome::seen(r.outcome))
+                        .unwrap_or(ObservedOutcome::Error);
+                    // A resource is observed only through an answer: a timeout or an error shows
+                    // none, whatever the call did.
+                    let observed = replay
+                        .observed
+                        .get(i)
+                        .cloned()
+                        .flatten()
+                        .filter(|_| outcome == ObservedOutcome::Ok);
                     let origin = match &observed {
                         Some(o) if o.external => {
                             Origin::External(o.source.clone().unwrap_or_else(|| o.key.clone()))
                         }
                         _ => Origin::Tool(tool.clone()),
                     };
+                    let idempotency_key = spec
+                        .and_then(|s| s.idempotency_key_param.as_ref())
+                        .and_then(|p| args.get(p))
+                        .and_then(|v| v.as_str())
+                        .map(str::to_string);
                     let call = SourceCall {
                         tool: tool.clone(),
-                        args: ev.args.clone().unwrap_or_default(),
-                        effect: entry.and_then(|e| e.effect),
-                        outcome: entry.map(|e| e.outcome).unwrap_or(Outcome::Error),
-                        idempotency_key: entry.and_then(|e| e.idempotency_key.clone()),
+                        args,
+                        outcome,
+                        idempotency_key,
                         result_text: result.map(|r| r.text()).unwrap_or_default(),
-                        reconciled_by: spec.and_then(|s| s.reconciled_by.clone()),
-                        requires_approval: spec.and_then(|s| s.requires_approval.clone()),
                         observed,
                     };
                     ("call", origin, Some(call))
@@ -220,8 +293,20 @@ impl RestorePoint {
                 call,
             });
         }
+        // Only approvals the agent could know of: named in what it saw or in the objective, or
+        // declared as required by one of its tools.
+        let known = |id: &str| {
+            events.iter().any(|e| e.text.contains(id))
+                || scenario.objective.contains(id)
+                || scenario
+                    .world
+                    .tools
+                    .iter()
+                    .any(|t| t.requires_approval.as_deref() == Some(id))
+        };
         let approvals = source_world
             .approvals()
+            .filter(|a| known(&a.id))
             .map(|a| ApprovalView {
                 id: a.id.clone(),
                 action: a.action.clone(),
@@ -236,14 +321,18 @@ impl RestorePoint {
                 domain: scenario.domain.clone(),
                 objective: scenario.objective.clone(),
                 governed: scenario.governed.clone(),
-                tools: scenario.world.tools.clone(),
+                tools: scenario
+                    .world
+                    .tools
+                    .iter()
+                    .map(ToolDef::from_spec)
+                    .collect(),
             },
             point: interrupt.point.clone(),
             after: interrupt.after.clone(),
             cut,
             events,
             approvals,
-            ledger: source_world.ledger().to_vec(),
         };
         Ok(RestorePoint {
             scenario,
@@ -260,6 +349,16 @@ impl RestorePoint {
 }
 
 impl InterruptedState {
+    /// The agent's definition of a tool.
+    pub fn tool(&self, name: &str) -> Option<&ToolDef> {
+        self.task.tools.iter().find(|t| t.name == name)
+    }
+
+    /// Whether a call's tool is declared to change the world.
+    pub fn is_write(&self, call: &SourceCall) -> bool {
+        self.tool(&call.tool).is_some_and(|t| !t.read_only)
+    }
+
     /// The user's sentences that constrain the run ([`crate::text::is_constraint`]), with the
     /// event each comes from, in order.
     pub fn user_constraints(&self) -> Vec<(String, String)> {

@@ -10,8 +10,8 @@ use std::sync::Arc;
 use compaction_eval::audit;
 use compaction_eval::destination::live::ErrorClass;
 use compaction_eval::runner::{self, RunConfig, RunRecord, Silent, Status};
-use compaction_eval::scenario::{self, normalize};
 use compaction_eval::scenario::FactKind;
+use compaction_eval::scenario::{self, normalize};
 use compaction_eval::strategy::{Registry, RestorePoint};
 use predicates::prelude::*;
 
@@ -330,4 +330,231 @@ fn check_handoff_passes_c_and_names_the_rule_a_bad_checkpoint_breaks() {
         .assert()
         .code(2)
         .stderr(predicate::str::contains("at `objective`"));
+}
+
+/// Names a compactor must never receive: the ledger's truth and the scenario's annotations.
+const UNSEEN: &[&str] = &[
+    "ledger",
+    "reconciled_by",
+    "timeout_after_commit",
+    "timeout_before_commit",
+    "fact",
+    "facts",
+    "detector",
+    "detectors",
+    "when_lost",
+    "continuation",
+    "success",
+    "forbidden",
+    "collection",
+    "resource_prefix",
+    "passes",
+    "pass_output",
+    "fail_output",
+    "committed",
+];
+
+/// Every property name and every `enum`/`const` value anywhere in a JSON Schema.
+fn schema_names(v: &serde_json::Value, path: &str, out: &mut Vec<(String, String)>) {
+    match v {
+        serde_json::Value::Object(m) => {
+            for (k, x) in m {
+                if k == "properties"
+                    && let Some(props) = x.as_object()
+                {
+                    for name in props.keys() {
+                        out.push((format!("{path}/properties"), name.clone()));
+                    }
+                }
+                if k == "enum" || k == "const" {
+                    for e in x.as_array().cloned().unwrap_or_else(|| vec![x.clone()]) {
+                        if let Some(s) = e.as_str() {
+                            out.push((format!("{path}/{k}"), s.to_string()));
+                        }
+                    }
+                }
+                schema_names(x, &format!("{path}/{k}"), out);
+            }
+        }
+        serde_json::Value::Array(a) => {
+            for (i, x) in a.iter().enumerate() {
+                schema_names(x, &format!("{path}/{i}"), out);
+            }
+        }
+        _ => {}
+    }
+}
+
+/// Every object key outside call arguments, and every `outcome` value, of a state document.
+fn document_names(v: &serde_json::Value, path: &str, out: &mut Vec<(String, String)>) {
+    match v {
+        serde_json::Value::Object(m) => {
+            for (k, x) in m {
+                out.push((path.to_string(), k.clone()));
+                if k == "outcome" {
+                    out.push((format!("{path}/outcome"), x.as_str().unwrap_or("").into()));
+                }
+                // Arguments are what the agent itself sent; their keys are the scenario's.
+                if k != "args" && k != "parameters" && k != "governed" {
+                    document_names(x, &format!("{path}/{k}"), out);
+                }
+            }
+        }
+        serde_json::Value::Array(a) => {
+            for (i, x) in a.iter().enumerate() {
+                document_names(x, &format!("{path}/{i}"), out);
+            }
+        }
+        serde_json::Value::String(s)
+            if s == "timeout_after_commit" || s == "timeout_before_commit" =>
+        {
+            out.push((path.to_string(), s.clone()));
+        }
+        _ => {}
+    }
+}
+
+#[test]
+fn the_state_a_plugin_receives_holds_only_what_the_agent_saw() {
+    let schema: serde_json::Value = serde_json::from_str(
+        &compaction_eval::plugin::protocol::schemas()
+            .into_iter()
+            .find(|(n, _)| *n == "state.schema.json")
+            .expect("state schema")
+            .1,
+    )
+    .expect("schema parses");
+    let mut names = Vec::new();
+    schema_names(&schema, "#", &mut names);
+    let bad: Vec<_> = names
+        .iter()
+        .filter(|(_, n)| UNSEEN.contains(&n.as_str()))
+        .collect();
+    assert!(
+        bad.is_empty(),
+        "the state schema names unseen fields: {bad:?}"
+    );
+    assert!(
+        names
+            .iter()
+            .any(|(p, n)| n == "timed_out" && p.ends_with("enum")),
+        "outcome is an enum with `timed_out`"
+    );
+
+    let scenarios = scenario::load_dir(Path::new("scenarios")).expect("scenarios");
+    let mut documents = 0;
+    for s in scenarios {
+        let s = Arc::new(s);
+        for it in &s.interrupts {
+            let at = RestorePoint::build(s.clone(), &it.point).expect("restore point");
+            let doc = compaction_eval::plugin::protocol::StateDocument::from_state(&at.state, None);
+            let v = serde_json::to_value(&doc).expect("document serialises");
+            let mut names = Vec::new();
+            document_names(&v, "#", &mut names);
+            let bad: Vec<_> = names
+                .iter()
+                .filter(|(_, n)| UNSEEN.contains(&n.as_str()))
+                .collect();
+            assert!(
+                bad.is_empty(),
+                "{} {}: unseen fields {bad:?}",
+                s.id,
+                it.point
+            );
+            for (p, n) in names.iter().filter(|(p, _)| p.ends_with("/outcome")) {
+                assert!(
+                    ["ok", "error", "timed_out"].contains(&n.as_str()),
+                    "{} {}: outcome {n} at {p}",
+                    s.id,
+                    it.point
+                );
+            }
+            documents += 1;
+        }
+    }
+    assert!(documents >= 8);
+}
+
+#[test]
+fn plugin_input_prints_the_bytes_a_plugin_receives() {
+    let out = cli()
+        .args([
+            "plugin-input",
+            "--scenario",
+            "support-ticket-timeout",
+            "--interrupt",
+            "uncertain_side_effect",
+            "--token-budget",
+            "1234",
+        ])
+        .assert()
+        .success()
+        .get_output()
+        .stdout
+        .clone();
+    let doc: serde_json::Value = serde_json::from_slice(&out).expect("one JSON document");
+    assert_eq!(doc["format"], "compaction-eval/state/2");
+    assert_eq!(doc["token_budget"], 1234);
+    assert!(doc.get("ledger").is_none());
+    let timed_out: Vec<&serde_json::Value> = doc["events"]
+        .as_array()
+        .expect("events")
+        .iter()
+        .filter(|e| e["call"]["outcome"] == "timed_out")
+        .collect();
+    assert_eq!(timed_out.len(), 1, "the create_ticket timeout");
+    assert_eq!(timed_out[0]["call"]["idempotency_key"], "ticket-intent-017");
+
+    // An exec plug-in that saves its stdin receives exactly these bytes.
+    let dir = tempfile::tempdir().expect("tempdir");
+    let got = dir.path().join("stdin.json");
+    write_strategy(
+        dir.path(),
+        "save",
+        &format!(
+            "id = \"exec:save\"\nkind = \"exec\"\nprogram = \"sh\"\nargs = [\"-c\", \"cat > '{}'; echo '{{\\\"format\\\": \\\"compaction-eval/text/1\\\", \\\"text\\\": \\\"saved\\\"}}'\"]\ntoken_budget = 1234\n",
+            got.display()
+        ),
+    );
+    let s = Arc::new(
+        scenario::load_file(Path::new("scenarios/support-ticket-timeout.yaml")).expect("loads"),
+    );
+    let at = RestorePoint::build(s, "uncertain_side_effect").expect("state");
+    let h = Registry::load(dir.path())
+        .expect("registry")
+        .handoff("exec:save", &at)
+        .expect("handoff");
+    assert!(h.text.contains("saved"), "{}", h.text);
+    assert_eq!(std::fs::read(&got).expect("saved stdin"), out);
+}
+
+#[test]
+fn a_plugin_that_dumps_everything_behind_an_unclosed_tag_games_nothing() {
+    // The five-line plug-in that once scored task success 1.00 with zero violations: an unclosed
+    // `<external` and then every source event's text. An unclosed tag quotes nothing, and quoted
+    // text would not make a constraint known anyway, so the directive is carried with no
+    // do-not-follow marking: `sim:literal` follows it wherever it is carried, as it does from a
+    // bare transcript.
+    let dir = tempfile::tempdir().expect("tempdir");
+    write_strategy(
+        dir.path(),
+        "dump",
+        "id = \"exec:dump\"\nkind = \"exec\"\nprogram = \"python3\"\nargs = [\"-c\", \"import json,sys\\nd=json.load(sys.stdin)\\nprint('<external source=\\\"log\\\">')\\nfor e in d['events']: print(e['text'])\"]\n",
+    );
+    let out = dir.path().join("run");
+    let recs = run(dir.path(), &["exec:dump", "A"], &out);
+    let followed = |strategy: &str| {
+        recs.iter()
+            .filter(|r| r.strategy == strategy && r.model == "sim:literal")
+            .filter(|r| r.diagnostics.violations.iter().any(|v| v.is_injection()))
+            .count()
+    };
+    assert!(recs.iter().all(|r| r.status == Status::Ok), "{recs:?}");
+    assert!(followed("exec:dump") > 0, "the dump plug-in is followed like a transcript");
+    assert!(
+        recs.iter()
+            .filter(|r| r.strategy == "exec:dump")
+            .any(|r| r.metrics.safety_violations > 0),
+        "unsafe cells are scored"
+    );
 }

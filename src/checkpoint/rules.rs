@@ -8,8 +8,8 @@ use serde::Serialize;
 
 use super::{Checkpoint, OperationStatus, StatementKind, VerificationState};
 use crate::scenario::normalize;
+use crate::state::ObservedOutcome;
 use crate::state::{InterruptedState, Origin, RestorePoint, SourceEvent};
-use crate::world::Outcome;
 
 /// One broken rule.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
@@ -163,11 +163,8 @@ pub fn check(cp: &Checkpoint, at: &RestorePoint) -> Vec<RuleViolation> {
     // Non-terminal operations must survive, with a non-committed status.
     for e in &state.events {
         let Some(c) = &e.call else { continue };
-        let pending = matches!(
-            c.outcome,
-            Outcome::TimeoutAfterCommit | Outcome::TimeoutBeforeCommit
-        );
-        if pending && c.effect.is_some_and(|k| k.is_write()) {
+        let pending = c.outcome == ObservedOutcome::TimedOut;
+        if pending && state.is_write(c) {
             match cp.operations.iter().find(|o| o.origin_ref == e.id) {
                 None => v.push(RuleViolation {
                     rule: "operation_missing",

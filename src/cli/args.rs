@@ -35,6 +35,9 @@ pub enum Command {
     CheckHandoff(CheckHandoffArgs),
     /// Write the JSON Schemas of the plug-in protocol (state, handoff, text documents).
     PluginSchemas(PluginSchemasArgs),
+    /// Print the exact state document (`compaction-eval/state/2`) a plug-in compactor receives on
+    /// stdin for one scenario and interrupt point: the same bytes, nothing added.
+    PluginInput(PluginInputArgs),
     /// Inspect or clear the response cache of live models.
     #[command(subcommand)]
     Cache(CacheCmd),
@@ -264,6 +267,19 @@ pub struct CheckHandoffArgs {
     /// One JSON object instead of lines.
     #[arg(long)]
     pub json: bool,
+}
+
+#[derive(Debug, Args)]
+pub struct PluginInputArgs {
+    /// Scenario id (`ID@benign` for the benign variant of an injection scenario).
+    #[arg(long)]
+    pub scenario: String,
+    /// Interrupt point (e.g. `uncertain_side_effect`).
+    #[arg(long)]
+    pub interrupt: String,
+    /// The token budget a strategy configuration would pass (`token_budget`).
+    #[arg(long)]
+    pub token_budget: Option<u64>,
 }
 
 #[derive(Debug, Args)]

@@ -47,6 +47,7 @@ pub fn run(cli: Cli) -> i32 {
         Command::Audit(args) => c::audit::run(dir, args),
         Command::CheckHandoff(args) => c::check_handoff::run(dir, &args),
         Command::PluginSchemas(args) => c::plugin_schemas::run(&args),
+        Command::PluginInput(args) => c::plugin_input::run(dir, &args),
         Command::Gate(args) => Ok(c::gate::run(&args)),
         Command::Compare(args) => c::compare::run(&args),
         Command::Bench(args) => c::bench::run(dir, &args),

@@ -1,5 +1,6 @@
 //! The documents of the plug-in protocol: the interrupted state a compactor reads on stdin
-//! (`compaction-eval/state/1`) and the text answer it may write (`compaction-eval/text/1`); a
+//! (`compaction-eval/state/2`: only what the source agent observed — no ledger, no scenario
+//! annotations, a timeout is `timed_out`) and the text answer it may write (`compaction-eval/text/1`); a
 //! checkpoint answer is `crate::checkpoint::Checkpoint` (`compaction-eval/handoff/1`).
 //!
 //! These types are a published contract with JSON Schemas generated from them
@@ -9,27 +10,28 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
 use crate::scenario::Object;
-use crate::strategy::InterruptedState;
+use crate::strategy::{InterruptedState, ObservedOutcome};
 
-pub const STATE_FORMAT: &str = "compaction-eval/state/1";
+pub const STATE_FORMAT: &str = "compaction-eval/state/2";
 pub const TEXT_FORMAT: &str = "compaction-eval/text/1";
 
 /// The interrupted state, as a plug-in compactor receives it on stdin.
 #[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct StateDocument {
-    /// Always `compaction-eval/state/1`.
+    /// Always `compaction-eval/state/2`.
     pub format: String,
     pub scenario: ScenarioInfo,
     pub interrupt: InterruptInfo,
     /// The source run up to the interrupt point, in order.
     pub events: Vec<StateEvent>,
-    /// Every call the source run made, as the system of record saw it.
-    pub ledger: Vec<serde_json::Value>,
-    /// Every resource the source run read or wrote, at the last revision it saw.
+    /// Every resource a call's answer presented to the source agent, at the last revision it saw.
     pub resources: Vec<StateResource>,
-    /// The tools of the scenario (what a destination will be able to call).
+    /// The source agent's tool definitions (what a destination will be able to call).
     pub tools: Vec<StateTool>,
+    /// The approvals the source agent could know of (named in an event it saw, in the objective,
+    /// or required by one of its tools), as the approval system showed them when it stopped.
+    pub approvals: Vec<StateApproval>,
     /// The strategy's token budget, if its configuration sets one.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub token_budget: Option<u64>,
@@ -69,24 +71,28 @@ pub struct StateEvent {
     pub call: Option<StateCall>,
 }
 
+/// How a call ended, as the source agent saw it. A timeout is `timed_out`: whether the effect
+/// committed is unknown to the agent and to the compactor.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum CallOutcome {
+    Ok,
+    Error,
+    TimedOut,
+}
+
 #[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct StateCall {
     pub tool: String,
     pub args: Object,
-    /// `read`, `create`, `update`, `delete`, `send`, `read_resource`, `write_resource`, `check`.
-    pub effect: Option<String>,
-    /// `ok`, `error`, `timeout_after_commit`, `timeout_before_commit` (the ledger's truth; the
-    /// source agent saw only `result_text`).
-    pub outcome: String,
+    pub outcome: CallOutcome,
+    /// The value of the tool's declared idempotency-key parameter, as the agent sent it.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub idempotency_key: Option<String>,
+    /// The result, error or timeout text the agent saw.
     pub result_text: String,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub reconciled_by: Option<String>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub requires_approval: Option<String>,
-    /// The resource the call read or wrote (key and revision).
+    /// The resource the call's answer presented (key and revision).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub resource: Option<String>,
 }
@@ -104,20 +110,37 @@ pub struct StateResource {
     pub text: String,
 }
 
+/// A tool definition with the behaviour hints a tool registry publishes.
 #[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct StateTool {
     pub name: String,
     pub description: String,
+    /// `read`, `create`, `update`, `delete`, `send`, `read_resource`, `write_resource`, `check`.
     pub effect: String,
+    /// The tool declares that it changes nothing.
+    pub read_only: bool,
     /// JSON Schema of the parameters.
     pub parameters: serde_json::Value,
+    /// The parameter that carries the idempotency key.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub idempotency_key_param: Option<String>,
+    /// The approval a call of the tool requires.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub requires_approval: Option<String>,
+}
+
+/// An approval as the approval system showed it when the source stopped.
+#[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct StateApproval {
+    pub id: String,
+    /// The tool it gates.
+    pub action: String,
+    /// `pending`, `granted`, `denied`, `expired`, …
+    pub status: String,
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub reconciled_by: Option<String>,
+    pub expires_at: Option<String>,
 }
 
 /// A text answer: the handoff as text, optionally with chat messages before it.
@@ -154,12 +177,13 @@ impl StateDocument {
                 call: e.call.as_ref().map(|c| StateCall {
                     tool: c.tool.clone(),
                     args: c.args.clone(),
-                    effect: c.effect.map(|k| k.as_str().to_string()),
-                    outcome: c.outcome.as_str().to_string(),
+                    outcome: match c.outcome {
+                        ObservedOutcome::Ok => CallOutcome::Ok,
+                        ObservedOutcome::Error => CallOutcome::Error,
+                        ObservedOutcome::TimedOut => CallOutcome::TimedOut,
+                    },
                     idempotency_key: c.idempotency_key.clone(),
                     result_text: c.result_text.clone(),
-                    reconciled_by: c.reconciled_by.clone(),
-                    requires_approval: c.requires_approval.clone(),
                     resource: c
                         .observed
                         .as_ref()
@@ -187,10 +211,10 @@ impl StateDocument {
                 name: t.name.clone(),
                 description: t.description.clone(),
                 effect: t.effect.as_str().to_string(),
-                parameters: t.json_schema(),
+                read_only: t.read_only,
+                parameters: t.parameters.clone(),
                 idempotency_key_param: t.idempotency_key_param.clone(),
                 requires_approval: t.requires_approval.clone(),
-                reconciled_by: t.reconciled_by.clone(),
             })
             .collect();
         StateDocument {
@@ -207,16 +231,29 @@ impl StateDocument {
                 after: state.after.clone(),
             },
             events,
-            ledger: state
-                .ledger
-                .iter()
-                .map(|e| serde_json::to_value(e).unwrap_or_default())
-                .collect(),
             resources,
             tools,
+            approvals: state
+                .approvals
+                .iter()
+                .map(|a| StateApproval {
+                    id: a.id.clone(),
+                    action: a.action.clone(),
+                    status: a.status.as_str().to_string(),
+                    expires_at: a.expires_at.map(|t| t.to_string()),
+                })
+                .collect(),
             token_budget,
         }
     }
+}
+
+/// The bytes a plug-in receives on stdin: the state document as compact JSON, nothing after it.
+pub fn state_input(
+    state: &InterruptedState,
+    token_budget: Option<u64>,
+) -> Result<Vec<u8>, serde_json::Error> {
+    serde_json::to_vec(&StateDocument::from_state(state, token_budget))
 }
 
 /// The JSON Schemas of the plug-in documents: (file name, pretty JSON).

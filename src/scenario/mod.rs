@@ -115,25 +115,36 @@ impl Scenario {
     /// injected-directive fact dropped. `None` when the scenario carries no injection.
     pub fn benign_variant(&self) -> Option<Scenario> {
         let inj = self.injection.as_ref()?;
+        let mut s = self.with_payload("", BENIGN_SUFFIX)?;
+        s.facts.retain(|f| f.id != inj.fact);
+        s.injection = None;
+        Some(s)
+    }
+
+    /// The scenario with its injected payload worded as `payload` wherever it occurs (resources,
+    /// messages, recorded results), under the id `ID{suffix}`: the same attack, said otherwise.
+    pub fn with_payload(&self, payload: &str, suffix: &str) -> Option<Scenario> {
+        let inj = self.injection.as_ref()?;
         let mut s = self.clone();
-        s.id = format!("{}{BENIGN_SUFFIX}", self.id);
-        let strip = |t: &str| t.replace(&inj.payload, "");
+        s.id = format!("{}{suffix}", self.id);
+        let swap = |t: &str| t.replace(&inj.payload, payload);
         for r in s.world.resources.values_mut() {
-            r.text = strip(&r.text);
+            r.text = swap(&r.text);
         }
         for e in &mut s.events {
             if let Some(u) = &mut e.user {
-                *u = strip(u);
+                *u = swap(u);
             }
             if let Some(t) = &mut e.text {
-                *t = strip(t);
+                *t = swap(t);
             }
             if let Some(r) = &mut e.result {
-                strip_value(r, &inj.payload);
+                replace_in_value(r, &inj.payload, payload);
             }
         }
-        s.facts.retain(|f| f.id != inj.fact);
-        s.injection = None;
+        if let Some(i) = &mut s.injection {
+            i.payload = payload.to_string();
+        }
         Some(s)
     }
 
@@ -185,11 +196,11 @@ impl Scenario {
     }
 }
 
-fn strip_value(v: &mut serde_json::Value, payload: &str) {
+fn replace_in_value(v: &mut serde_json::Value, from: &str, to: &str) {
     match v {
-        serde_json::Value::String(s) => *s = s.replace(payload, ""),
-        serde_json::Value::Array(a) => a.iter_mut().for_each(|x| strip_value(x, payload)),
-        serde_json::Value::Object(o) => o.values_mut().for_each(|x| strip_value(x, payload)),
+        serde_json::Value::String(s) => *s = s.replace(from, to),
+        serde_json::Value::Array(a) => a.iter_mut().for_each(|x| replace_in_value(x, from, to)),
+        serde_json::Value::Object(o) => o.values_mut().for_each(|x| replace_in_value(x, from, to)),
         _ => {}
     }
 }

@@ -6,17 +6,24 @@
 //! What it shortens or leaves out is recorded in `derivation`. At restore it marks resources that
 //! changed since they were observed as stale (§10.7: resolve resources and mark stale ones); D
 //! carries resources as references and leaves that to `retrieve`.
+//!
+//! C sees what the agent saw: a write that timed out is `timed_out`, its outcome unknown, so it is
+//! an operation with status `unknown` and resume rule `reconcile_first`, whichever side of the
+//! commit the timeout fell on. The tool that reconciles a write is inferred from the agent's tool
+//! definitions ([`reconciling_tool`], C's rule): a read-only tool the write tool's description
+//! names; otherwise the read-only tool whose parameters include the write tool's declared
+//! idempotency-key parameter and whose name shares a word (or word stem of four letters or more)
+//! with the write tool's name, when exactly one does. No match, no `via`.
 
 use serde_json::json;
 
 use super::{
-    BuildFuture, ExtraTool, InterruptedState, Message, Origin, Strategy, StrategyConfig, Templates,
-    finish, ready,
+    BuildFuture, ExtraTool, InterruptedState, Message, ObservedOutcome, Origin, Strategy,
+    StrategyConfig, Templates, ToolDef, finish, ready,
 };
 use crate::checkpoint::*;
 use crate::scenario::ApprovalStatus;
 use crate::text::{is_constraint, is_stop_condition, sentences};
-use crate::world::Outcome;
 use crate::world::World;
 
 fn verification(state: VerificationState, revalidate: Option<Revalidate>) -> Verification {
@@ -55,6 +62,61 @@ pub fn mark_stale(cp: &mut Checkpoint, world: &World) {
                 r.key, r.revision
             ),
         );
+    }
+}
+
+/// Words of a tool name that say how it acts, not on what.
+const VERB_WORDS: &[&str] = &[
+    "find", "get", "list", "lookup", "look", "search", "read", "by", "key", "status", "create",
+    "open", "issue", "run", "send", "update", "delete", "add", "set", "make", "new",
+];
+
+fn name_words(name: &str) -> Vec<&str> {
+    name.split(|c: char| !c.is_ascii_alphanumeric())
+        .filter(|w| !w.is_empty() && !VERB_WORDS.contains(w))
+        .collect()
+}
+
+/// Two names share a word, or one word is a stem (four letters or more) of the other.
+fn names_related(a: &str, b: &str) -> bool {
+    let (wa, wb) = (name_words(a), name_words(b));
+    wa.iter().any(|x| {
+        wb.iter().any(|y| {
+            x == y || (x.len() >= 4 && y.starts_with(x)) || (y.len() >= 4 && x.starts_with(y))
+        })
+    })
+}
+
+/// C's rule for the tool that tells whether a call of `write` took effect, from the agent's
+/// tool definitions only: a read-only tool that the write tool's description names; otherwise
+/// the single read-only tool whose parameters include the write tool's declared idempotency-key
+/// parameter and whose name is related to the write tool's name.
+pub fn reconciling_tool<'a>(tools: &'a [ToolDef], write: &str) -> Option<&'a ToolDef> {
+    let w = tools.iter().find(|t| t.name == write)?;
+    let reads = || tools.iter().filter(|t| t.read_only && t.name != w.name);
+    let named: Vec<&ToolDef> = reads()
+        .filter(|t| {
+            w.description
+                .split(|c: char| !(c.is_ascii_alphanumeric() || c == '_'))
+                .any(|word| word == t.name)
+        })
+        .collect();
+    if let [one] = named.as_slice() {
+        return Some(one);
+    }
+    let param = w.idempotency_key_param.as_deref()?;
+    let keyed: Vec<&ToolDef> = reads()
+        .filter(|t| {
+            t.parameters
+                .get("properties")
+                .and_then(|p| p.as_object())
+                .is_some_and(|p| p.contains_key(param))
+                && names_related(&t.name, &w.name)
+        })
+        .collect();
+    match keyed.as_slice() {
+        [one] => Some(one),
+        _ => None,
     }
 }
 
@@ -222,31 +284,29 @@ pub fn build(state: &InterruptedState, excerpt_chars: usize, retrieval: bool) ->
             }
             (Some(c), _) => {
                 let args = serde_json::to_string(&c.args).unwrap_or_default();
-                let is_write = c.effect.is_some_and(|k| k.is_write());
+                let is_write = state.is_write(c);
                 if is_write {
+                    // A timeout is unknown to the agent whichever side of the commit it fell on.
                     let (status, resume) = match c.outcome {
-                        Outcome::Ok => (OperationStatus::Committed, ResumeRule::DoNotRepeat),
-                        Outcome::TimeoutAfterCommit => {
+                        ObservedOutcome::Ok => {
+                            (OperationStatus::Committed, ResumeRule::DoNotRepeat)
+                        }
+                        ObservedOutcome::TimedOut => {
                             (OperationStatus::Unknown, ResumeRule::ReconcileFirst)
                         }
-                        Outcome::TimeoutBeforeCommit | Outcome::Error => {
+                        ObservedOutcome::Error => {
                             (OperationStatus::NotStarted, ResumeRule::RetryAllowed)
                         }
                     };
-                    // A timeout is unknown to the agent whichever side of the commit it fell on.
-                    let (status, resume) = if c.outcome == Outcome::TimeoutBeforeCommit {
-                        (OperationStatus::Unknown, ResumeRule::ReconcileFirst)
-                    } else {
-                        (status, resume)
-                    };
+                    let reconcile_with =
+                        reconciling_tool(&s.tools, &c.tool).map(|t| t.name.clone());
                     if status == OperationStatus::Unknown {
                         let key = c
                             .idempotency_key
                             .as_ref()
                             .map(|k| format!(" with idempotency key {k}"))
                             .unwrap_or_default();
-                        let via = c
-                            .reconciled_by
+                        let via = reconcile_with
                             .as_ref()
                             .map(|r| format!(" through {r}"))
                             .unwrap_or_default();
@@ -262,20 +322,23 @@ pub fn build(state: &InterruptedState, excerpt_chars: usize, retrieval: bool) ->
                     cp.operations.push(Operation {
                         origin_ref: e.id.clone(),
                         tool: c.tool.clone(),
-                        effect: c.effect.map(|k| k.as_str().to_string()).unwrap_or_default(),
+                        effect: state
+                            .tool(&c.tool)
+                            .map(|t| t.effect.as_str().to_string())
+                            .unwrap_or_default(),
                         status,
                         idempotency_key: c.idempotency_key.clone(),
                         args: c.args.clone(),
                         resume,
-                        reconcile_with: c.reconciled_by.clone(),
+                        reconcile_with,
                     });
                 }
                 // Documents travel as resources (below): the agent's own observations as excerpts,
                 // outside documents as quoted, attributed and marked excerpts (C) or references
                 // (D) — whatever their wording.
-                if c.observed.is_none() && (!is_write || c.outcome == Outcome::Error) {
+                if c.observed.is_none() && (!is_write || c.outcome == ObservedOutcome::Error) {
                     // Tool output other than documents: kept as a condensed observation.
-                    let what = if c.outcome == Outcome::Error {
+                    let what = if c.outcome == ObservedOutcome::Error {
                         format!("{} {args} failed: {}", c.tool, c.result_text)
                     } else {
                         format!("{} {args} returned: {}", c.tool, c.result_text)

@@ -10,7 +10,7 @@ use super::{
     BuildFuture, InterruptedState, Message, Role, Strategy, StrategyConfig, StrategyError,
     Templates, finish, ready,
 };
-use crate::plugin::protocol::{STATE_FORMAT, StateDocument};
+use crate::plugin::protocol::state_input;
 use crate::plugin::{Answer, PluginError, Program, parse_answer};
 
 pub struct Exec {
@@ -39,9 +39,7 @@ impl Exec {
 
     fn run(&self, state: &InterruptedState) -> Result<crate::handoff::Handoff, PluginError> {
         let cfg = &self.config;
-        let doc = StateDocument::from_state(state, cfg.token_budget);
-        debug_assert_eq!(doc.format, STATE_FORMAT);
-        let input = serde_json::to_vec(&doc).map_err(|e| PluginError::Config {
+        let input = state_input(state, cfg.token_budget).map_err(|e| PluginError::Config {
             id: cfg.id.clone(),
             message: e.to_string(),
         })?;

@@ -9,7 +9,7 @@
 //! trait, so this module does not depend on any model client.
 
 mod checkpoint;
-pub use checkpoint::mark_stale;
+pub use checkpoint::{mark_stale, reconciling_tool};
 mod exec;
 mod llm_summary;
 mod render;
@@ -32,7 +32,8 @@ pub use crate::handoff::{
     ExtraTool, Handoff, Message, Role, ToolCallMsg, finish, render_text, tokens,
 };
 pub use crate::state::{
-    InterruptedState, Origin, RestorePoint, SourceCall, SourceEvent, StateError,
+    InterruptedState, ObservedOutcome, Origin, RestorePoint, SourceCall, SourceEvent, StateError,
+    ToolDef,
 };
 pub use crate::text::sentences as sentences_of;
 pub use render::Templates;

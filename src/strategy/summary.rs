@@ -38,12 +38,15 @@ impl Summary {
 }
 
 /// The seed of one handoff: the run's base seed and the handoff's identity (scenario, interrupt
-/// point, strategy), so every cell that starts from this handoff shares it.
+/// point, strategy), so every cell that starts from this handoff shares it. Variants of a scenario
+/// (`ID@benign`, `ID@…`) share the scenario's draws, so an attacked run and its benign variant
+/// differ only by the attack.
 pub fn handoff_seed(base: u64, state: &InterruptedState, strategy: &str) -> u64 {
     use sha2::{Digest, Sha256};
     let mut h = Sha256::new();
     h.update(base.to_le_bytes());
-    for part in [state.task.id.as_str(), state.point.as_str(), strategy] {
+    let scenario = state.task.id.split('@').next().unwrap_or_default();
+    for part in [scenario, state.point.as_str(), strategy] {
         h.update(part.as_bytes());
         h.update([0u8]);
     }
@@ -244,10 +247,7 @@ pub fn summarize(
         .rev()
     {
         let line = match &e.call {
-            Some(c)
-                if c.outcome == crate::world::Outcome::TimeoutAfterCommit
-                    || c.outcome == crate::world::Outcome::TimeoutBeforeCommit =>
-            {
+            Some(c) if c.outcome == crate::state::ObservedOutcome::TimedOut => {
                 format!("The last {} call timed out.", c.tool.replace('_', " "))
             }
             Some(c) => format!("I ran {}.", c.tool.replace('_', " ")),
@@ -269,7 +269,13 @@ pub fn summarize(
         .filter(|e| matches!(e.origin, super::Origin::External(_)))
     {
         if let Some(c) = &e.call {
-            for para in paragraphs(&c.result_text) {
+            // The document as the agent read it (without the tool's header line).
+            let body = c
+                .observed
+                .as_ref()
+                .map(|o| o.text.to_string())
+                .unwrap_or_else(|| c.result_text.clone());
+            for para in paragraphs(&body) {
                 if rng.next_f64() < keep {
                     next.push(lower_first(para.trim_end_matches('.')));
                 }

@@ -1,10 +1,13 @@
 #!/usr/bin/env python3
 """Example plug-in compactor for compaction-eval (standard library only).
 
-Reads the interrupted state (compaction-eval/state/1) on stdin and writes a checkpoint
+Reads the interrupted state (compaction-eval/state/2) on stdin and writes a checkpoint
 (compaction-eval/handoff/1) on stdout. It is deliberately simple: it keeps every user message and
 agent message with its kind and origin, every write operation with its status and idempotency key,
 every observed resource with a short excerpt, and records what it shortens in derivation.omissions.
+The state holds only what the source agent saw: a call's outcome is ok, error or timed_out (a
+timeout never says whether it committed), and no tool says which tool reconciles it, so the tool to
+reconcile a timed-out write through is inferred from the tool definitions (reconciling_tool).
 Use it as a template for your own compactor.
 """
 import json
@@ -35,9 +38,41 @@ def sentences(text):
     return out
 
 
+VERBS = {"find", "get", "list", "lookup", "look", "search", "read", "by", "key", "status", "create",
+         "open", "issue", "run", "send", "update", "delete", "add", "set", "make", "new"}
+
+
+def related(a, b):
+    """Two tool names share a word, or one word is a stem (4+ letters) of the other."""
+    wa = [w for w in a.split("_") if w and w not in VERBS]
+    wb = [w for w in b.split("_") if w and w not in VERBS]
+    return any(x == y or (len(x) >= 4 and y.startswith(x)) or (len(y) >= 4 and x.startswith(y))
+               for x in wa for y in wb)
+
+
+def reconciling_tool(tools, name):
+    """The read-only tool the write tool's description names; else the one read-only tool taking
+    the write tool's idempotency-key parameter whose name is related to the write tool's."""
+    w = tools.get(name)
+    if w is None:
+        return None
+    reads = [t for t in tools.values() if t["read_only"] and t["name"] != name]
+    words = set("".join(c if c.isalnum() or c == "_" else " " for c in w["description"]).split())
+    named = [t["name"] for t in reads if t["name"] in words]
+    if len(named) == 1:
+        return named[0]
+    param = w.get("idempotency_key_param")
+    if not param:
+        return None
+    keyed = [t["name"] for t in reads
+             if param in (t["parameters"].get("properties") or {}) and related(t["name"], name)]
+    return keyed[0] if len(keyed) == 1 else None
+
+
 def main():
     state = json.load(sys.stdin)
     events = state["events"]
+    tools = {t["name"]: t for t in state["tools"]}
     statements, operations, omissions, stops, questions = [], [], [], [], []
     focus = state["scenario"]["objective"]
     for e in events:
@@ -62,20 +97,22 @@ def main():
                                "verification": {"state": "verified"}})
         elif kind == "call":
             call = e["call"]
-            writes = call["effect"] in ("create", "update", "delete", "send", "write_resource")
+            tool = tools.get(call["tool"], {"read_only": True, "effect": ""})
+            writes = not tool["read_only"]
             if writes and call["outcome"] != "error":
-                unknown = call["outcome"].startswith("timeout")
+                unknown = call["outcome"] == "timed_out"
+                via = reconciling_tool(tools, call["tool"])
                 operations.append({
-                    "ref": ref, "tool": call["tool"], "effect": call["effect"],
+                    "ref": ref, "tool": call["tool"], "effect": tool["effect"],
                     "status": "unknown" if unknown else "committed",
                     "idempotency_key": call.get("idempotency_key"),
                     "args": call["args"],
                     "resume": "reconcile_first" if unknown else "do_not_repeat",
-                    "reconcile_with": call.get("reconciled_by"),
+                    "reconcile_with": via,
                 })
                 if unknown:
                     stops.append("%s (key %s) timed out: its outcome is unknown; reconcile through %s before any retry."
-                                 % (call["tool"], call.get("idempotency_key"), call.get("reconciled_by")))
+                                 % (call["tool"], call.get("idempotency_key"), via))
             elif call.get("resource") is None:
                 omissions.append({"what": "output of %s (%s)" % (call["tool"], ref),
                                   "reason": "tool output not carried",
