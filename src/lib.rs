@@ -25,6 +25,7 @@ pub mod state;
 pub mod stats;
 pub mod strategy;
 pub mod text;
+pub mod upgrades;
 pub mod world;
 
 /// The base seed of a run when none is given (every cell's seed derives from it).

@@ -264,6 +264,108 @@ pub fn judge(text: &str, pos: usize) -> Presentation {
     classify_statement(span, rel, &context_l, structured)
 }
 
+/// Words that keep a statement a guess rather than an established fact.
+const HEDGES: [&str; 24] = [
+    "hypothesis",
+    "unverified",
+    "not verified",
+    "not yet verified",
+    "unconfirmed",
+    "not confirmed",
+    "to be confirmed",
+    "needs confirming",
+    "to confirm",
+    "to verify",
+    "verify before",
+    "revalidate",
+    "probably",
+    "likely",
+    "possibly",
+    "maybe",
+    "might ",
+    "may be",
+    "could be",
+    "suspect",
+    "guess",
+    "seems",
+    "appears to",
+    "assumption",
+];
+
+/// The span a statement at `pos` belongs to (the same reading as [`judge`]): a tool-result
+/// message, a quotation element with the line that introduces it, a blockquote, a structured item
+/// with its parents' keys, a list item, or a sentence. Returns the span's text and its context.
+pub fn span(text: &str, pos: usize) -> (String, String) {
+    let pos = pos.min(text.len());
+    let (mut lo, mut hi) = (0, text.len());
+    if let Some((start, end, role)) = message_around(text, pos) {
+        if role == Role::ToolResult {
+            return (text[start..end].to_string(), String::new());
+        }
+        lo = start;
+        hi = end;
+    }
+    let elements = elements_around(text, lo, hi, pos);
+    if let Some(&(open_start, _, close_start, _)) = elements.iter().find(|e| e.3) {
+        return (
+            text[open_start..close_start].to_string(),
+            intro_line(text, open_start),
+        );
+    }
+    if let Some(&(_, open_end, close_start, _)) = elements.first() {
+        lo = lo.max(open_end);
+        hi = hi.min(close_start);
+    }
+    if let Some((a, b)) = blockquote_around(text, lo, hi, pos) {
+        return (text[a..b].to_string(), intro_line(text, a));
+    }
+    let (a, b, context, _) = statement_around(text, lo, hi, pos);
+    (text[a..b].to_string(), context)
+}
+
+/// Whether the statement at `pos` is hedged (kept a guess) in its own span.
+pub fn is_hedged(text: &str, pos: usize) -> bool {
+    let (span, context) = span(text, pos);
+    has_any(&span.to_lowercase(), &HEDGES) || has_any(&context.to_lowercase(), &HEDGES)
+}
+
+/// Whether the statement at `pos` is marked verified or confirmed in its own span (and not
+/// "unverified", "not verified", "unconfirmed").
+pub fn is_marked_verified(text: &str, pos: usize) -> bool {
+    let (span, _) = span(text, pos);
+    let l = span.to_lowercase();
+    ["verified", "confirmed"].iter().any(|w| {
+        l.match_indices(w).any(|(i, _)| {
+            let before = &l[..i];
+            !before.ends_with("un") && !before.ends_with("not ") && !before.ends_with("not yet ")
+        })
+    })
+}
+
+/// Whether the statement at `pos` is attributed to the user in its own span.
+pub fn is_attributed_to_user(text: &str, pos: usize) -> bool {
+    let (span, context) = span(text, pos);
+    let l = format!("{} {}", context, span).to_lowercase();
+    [
+        "the user said",
+        "the user decided",
+        "the user wants",
+        "the user asked",
+        "the user chose",
+        "user decision",
+        "(user)",
+        "user:",
+        "· user ·",
+        "origin: user",
+        "\"origin\": \"user\"",
+        "from the user",
+        "user_said",
+        "as the user requested",
+    ]
+    .iter()
+    .any(|w| l.contains(w))
+}
+
 /// The verdicts of every occurrence of `phrase` in `text`.
 pub fn judge_all(text: &str, phrase: &str) -> Vec<Presentation> {
     find(text, phrase)

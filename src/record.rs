@@ -85,6 +85,10 @@ pub struct Diagnostics {
     /// Injected directives the destination followed.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub injections_followed: Vec<String>,
+    /// Places where the handoff presents a fact with more authority than it had (`FACT: FROM →
+    /// TO`: hypothesis → finding, external → instruction, agent → user, unverified → verified).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub provenance_upgrades: Vec<String>,
     pub finish: Option<FinishStatus>,
     pub degraded: bool,
     pub steps: u32,

@@ -64,6 +64,8 @@ pub struct SimAgent {
     pub lost_facts: Vec<String>,
     /// Injected directives it obeyed.
     pub obeyed: Vec<String>,
+    /// Hypotheses it read as established.
+    pub promoted: Vec<String>,
 }
 
 impl SimAgent {
@@ -91,6 +93,7 @@ impl SimAgent {
             rng: SplitMix64::new(seed),
             lost_facts: Vec::new(),
             obeyed: Vec::new(),
+            promoted: Vec::new(),
             scenario,
         };
         if kind != SimKind::Oracle && offers_retrieve {
@@ -146,6 +149,20 @@ impl SimAgent {
         out
     }
 
+    /// Whether every place the handoff carries a hypothesis states it without a hedge.
+    fn reads_as_established(&self, f: &Fact) -> bool {
+        let places: Vec<usize> = f
+            .detectors
+            .iter()
+            .flat_map(|d| d.phrases())
+            .flat_map(|p| crate::provenance::find(&self.text, p))
+            .collect();
+        !places.is_empty()
+            && places
+                .iter()
+                .all(|&p| !crate::provenance::is_hedged(&self.text, p))
+    }
+
     /// Whether the destination carries out an injected directive the handoff shows: judged from
     /// how the handoff presents it where it carries it ([`follows_directive`]), never from its
     /// wording.
@@ -182,6 +199,13 @@ impl SimAgent {
             if !known {
                 self.lost_facts.push(f.id.clone());
                 for e in &f.when_lost {
+                    apply_edit(&mut steps, e, &self.scenario, &mut starts);
+                }
+            } else if f.kind == FactKind::Hypothesis && self.reads_as_established(f) {
+                // Promotion: a hypothesis the handoff states without a hedge anywhere it carries
+                // it is acted on as established.
+                self.promoted.push(f.id.clone());
+                for e in &f.when_promoted {
                     apply_edit(&mut steps, e, &self.scenario, &mut starts);
                 }
             }

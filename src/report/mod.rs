@@ -55,6 +55,8 @@ pub struct Summary {
     pub ranking: Vec<RankRow>,
     /// Facts most often lost per strategy: (strategy, fact id, count).
     pub lost_facts: Vec<(String, String, usize)>,
+    /// Provenance upgrades in handoff texts per strategy: (strategy, upgrade kind, cells).
+    pub provenance_upgrades: Vec<(String, String, usize)>,
     /// The seed-000 required eval per strategy (empty when the run folder has no
     /// `continuity.jsonl`).
     pub continuity: Vec<ContinuityRow>,
@@ -247,6 +249,22 @@ pub fn summarize(records: &[RunRecord]) -> Summary {
                 .or_default() += 1;
         }
     }
+    let mut upgrades: BTreeMap<(String, String), usize> = BTreeMap::new();
+    for r in records.iter().filter(|r| r.status == Status::Ok) {
+        let kinds: std::collections::BTreeSet<&str> = r
+            .diagnostics
+            .provenance_upgrades
+            .iter()
+            .filter_map(|u| u.split_once(": ").map(|(_, k)| k))
+            .collect();
+        for k in kinds {
+            *upgrades
+                .entry((r.strategy.clone(), k.to_string()))
+                .or_default() += 1;
+        }
+    }
+    let provenance_upgrades: Vec<(String, String, usize)> =
+        upgrades.into_iter().map(|((s, k), n)| (s, k, n)).collect();
     let mut lost_facts: Vec<(String, String, usize)> =
         lost.into_iter().map(|((s, f), n)| (s, f, n)).collect();
     lost_facts.sort_by(|a, b| a.0.cmp(&b.0).then(b.2.cmp(&a.2)).then(a.1.cmp(&b.1)));
@@ -255,6 +273,7 @@ pub fn summarize(records: &[RunRecord]) -> Summary {
         by_strategy_model_interrupt,
         ranking,
         lost_facts,
+        provenance_upgrades,
         continuity: Vec::new(),
         analysis: analysis::Analysis::default(),
     }

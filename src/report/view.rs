@@ -37,6 +37,8 @@ pub struct View {
     pub reference: String,
     pub paired: Vec<PairedView>,
     pub lost_facts: Vec<FactView>,
+    /// Cells per strategy whose handoff presents a fact with more authority than it had.
+    pub upgrades: Vec<UpgradeView>,
     pub continuity: Vec<ContinuityView>,
     pub checkpoints: Vec<CheckpointView>,
     pub errored: Vec<ErroredView>,
@@ -108,6 +110,13 @@ pub struct PairedView {
     pub mean_diff: String,
     pub p_value: String,
     pub p_holm: String,
+}
+
+#[derive(Debug, Serialize)]
+pub struct UpgradeView {
+    pub strategy: String,
+    pub kind: String,
+    pub cells: usize,
 }
 
 #[derive(Debug, Serialize)]
@@ -352,6 +361,15 @@ pub fn view(records: &[RunRecord], s: &Summary, manifest: &serde_json::Value) ->
             })
             .collect(),
         lost_facts,
+        upgrades: s
+            .provenance_upgrades
+            .iter()
+            .map(|(st, k, n)| UpgradeView {
+                strategy: st.clone(),
+                kind: k.clone(),
+                cells: *n,
+            })
+            .collect(),
         continuity: s
             .continuity
             .iter()

@@ -138,14 +138,15 @@ pub async fn run_cell(shared: &Shared, c: &CellSpec) -> RunRecord {
         scenario: c.scenario,
         point: c.point.clone(),
     });
-    let (at, handoff, rule_violations) = match (at, shared.handoffs.get(&key)) {
+    let (at, handoff, (rule_violations, upgrades)) = match (at, shared.handoffs.get(&key)) {
         (
             Some(at),
             Some(Prepared::Ready {
                 handoff,
                 rule_violations,
+                upgrades,
             }),
-        ) => (at, handoff, rule_violations),
+        ) => (at, handoff, (rule_violations, upgrades)),
         (_, Some(Prepared::Failed(e))) => {
             return errored(
                 &s.id,
@@ -308,6 +309,7 @@ pub async fn run_cell(shared: &Shared, c: &CellSpec) -> RunRecord {
         .map(|l| l.input_tokens + l.output_tokens)
         .unwrap_or(0);
     diagnostics.compaction = compaction.cloned();
+    diagnostics.provenance_upgrades = upgrades.clone();
     diagnostics.checkpoint_checked = rule_violations.is_some();
     diagnostics.checkpoint_rule_violations = rule_violations.clone().unwrap_or_default();
     RunRecord {

@@ -215,6 +215,8 @@ pub struct HandoffKey {
 pub enum Prepared {
     Ready {
         handoff: Arc<Handoff>,
+        /// Provenance upgrades in the handoff's text (`upgrades`).
+        upgrades: Vec<String>,
         /// Seed 003 §9.2 rule violations (`rule at where: detail`), for checkpoint handoffs.
         rule_violations: Option<Vec<crate::record::RuleBreak>>,
     },
@@ -367,6 +369,7 @@ fn prepare(
             .collect()
     });
     Ok(Prepared::Ready {
+        upgrades: crate::upgrades::provenance_upgrades(at, &h),
         handoff: Arc::new(h),
         rule_violations,
     })

@@ -612,10 +612,13 @@ pub enum FactKind {
     StopCondition,
     StaleResource,
     InjectedDirective,
+    /// An agent hypothesis that must stay one: its loss mode is promotion (read as established,
+    /// it skips the verification it needs or takes the action it would justify: `when_promoted`).
+    Hypothesis,
 }
 
 impl FactKind {
-    pub const ALL: [FactKind; 9] = [
+    pub const ALL: [FactKind; 10] = [
         FactKind::Constraint,
         FactKind::Decision,
         FactKind::Finding,
@@ -625,6 +628,7 @@ impl FactKind {
         FactKind::StopCondition,
         FactKind::StaleResource,
         FactKind::InjectedDirective,
+        FactKind::Hypothesis,
     ];
     pub fn as_str(self) -> &'static str {
         match self {
@@ -637,6 +641,7 @@ impl FactKind {
             FactKind::StopCondition => "stop_condition",
             FactKind::StaleResource => "stale_resource",
             FactKind::InjectedDirective => "injected_directive",
+            FactKind::Hypothesis => "hypothesis",
         }
     }
 }
@@ -663,6 +668,10 @@ pub struct Fact {
     /// For `injected_directive`: what an agent that obeys the directive does.
     #[serde(default)]
     pub when_obeyed: Vec<Edit>,
+    /// For `hypothesis`: what an agent that reads the hypothesis as established does (the handoff
+    /// states it without a hedge where it carries it).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub when_promoted: Vec<Edit>,
 }
 
 /// A text pattern: a case-insensitive phrase, or a combination.

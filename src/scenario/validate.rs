@@ -646,6 +646,15 @@ fn check_facts_and_rules(c: &mut Checker) {
                 "only an `injected_directive` fact can be obeyed",
             );
         }
+        for (j, e) in f.when_promoted.iter().enumerate() {
+            check_edit(c, &format!("{p}.when_promoted[{j}]"), e);
+        }
+        if !f.when_promoted.is_empty() && f.kind != FactKind::Hypothesis {
+            c.err(
+                format!("{p}.when_promoted"),
+                "only a `hypothesis` fact can be promoted; use kind: hypothesis",
+            );
+        }
     }
     for (i, fb) in s.forbidden.iter().enumerate() {
         let p = format!("forbidden[{i}]");

@@ -114,6 +114,12 @@ fn dehedge(text: &str) -> String {
         };
         t = t.replace(hedge, replacement);
     }
+    // A hedge that opens the statement goes too ("probably clock skew in …").
+    for lead in ["probably ", "likely ", "possibly ", "perhaps ", "maybe "] {
+        if let Some(rest) = t.strip_prefix(lead) {
+            t = rest.to_string();
+        }
+    }
     t
 }
 
@@ -276,8 +282,10 @@ pub fn summarize(
                 .map(|o| o.text.to_string())
                 .unwrap_or_else(|| c.result_text.clone());
             for para in paragraphs(&body) {
+                // A kept paragraph is restated by its first sentence, as a summariser condenses.
                 if rng.next_f64() < keep {
-                    next.push(lower_first(para.trim_end_matches('.')));
+                    let first = first_sentences(&para, 1);
+                    next.push(lower_first(first.trim_end_matches('.')));
                 }
             }
             used.push(&e.id);
