@@ -15,8 +15,7 @@ use crate::envelope::{
 use crate::handoff::Handoff;
 use crate::scenario::{ApprovalStatus as WorldApproval, normalize};
 use crate::state::ObservedOutcome;
-use crate::state::{RestorePoint, SourceEvent};
-use crate::text::sentences as sentences_of;
+use crate::state::RestorePoint;
 use crate::world::{World, sha256_digest};
 
 /// The required eval's result for one scenario × interrupt point × strategy.
@@ -107,28 +106,14 @@ fn pending_action(at: &RestorePoint) -> PendingAction {
     }
 }
 
-/// User sentences that constrain the run, by source event: what `exact_constraint_refs` point to.
-fn constraints(events: &[SourceEvent]) -> Vec<(String, String)> {
-    let mut out = Vec::new();
-    for e in events.iter().filter(|e| e.kind == "user") {
-        for s in sentences_of(&e.text) {
-            let l = format!(" {} ", s.to_lowercase());
-            if [
-                " do not ",
-                " don't ",
-                " never ",
-                " must not ",
-                " only ",
-                " no ",
-            ]
-            .iter()
-            .any(|c| l.contains(c))
-            {
-                out.push((format!("event:{}", e.id), s));
-            }
-        }
-    }
-    out
+/// User sentences that constrain the run, by source event: what `exact_constraint_refs` point to
+/// (the one reading of constraints, `text::is_constraint`, that strategy C and the rule checker use).
+fn constraints(at: &RestorePoint) -> Vec<(String, String)> {
+    at.state
+        .user_constraints()
+        .into_iter()
+        .map(|(id, s)| (format!("event:{id}"), s))
+        .collect()
 }
 
 fn expiry(world: &World, approval: Option<&str>) -> String {
@@ -161,7 +146,7 @@ fn full_envelope(at: &RestorePoint, pa: &PendingAction, summary: &str) -> Contin
         source_trace_id: format!("trace-{}", s.id),
         reset_reason: "context_compaction".into(),
         objective: s.objective.clone(),
-        exact_constraint_refs: constraints(&at.state.events)
+        exact_constraint_refs: constraints(at)
             .into_iter()
             .map(|(r, _)| r)
             .collect(),
@@ -219,7 +204,7 @@ fn compacted_envelope(
     let keep = |s: &str| if has(s) { s.to_string() } else { String::new() };
     let mut e = full.clone();
     e.summary_sha256 = envelope::summary_digest(&h.text);
-    e.exact_constraint_refs = constraints(&at.state.events)
+    e.exact_constraint_refs = constraints(at)
         .into_iter()
         .filter(|(_, sentence)| has(sentence))
         .map(|(r, _)| r)
