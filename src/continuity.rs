@@ -106,14 +106,60 @@ fn pending_action(at: &RestorePoint) -> PendingAction {
     }
 }
 
-/// User sentences that constrain the run, by source event: what `exact_constraint_refs` point to
-/// (the one reading of constraints, `text::is_constraint`, that strategy C and the rule checker use).
+/// User sentences that constrain the run, one reference per sentence (`event:ID#N`, the N-th
+/// constraint sentence of that event): what `exact_constraint_refs` point to. Keeping one sentence
+/// of a message with three constraints keeps one reference, not three.
 fn constraints(at: &RestorePoint) -> Vec<(String, String)> {
+    let mut n: std::collections::BTreeMap<String, usize> = Default::default();
     at.state
         .user_constraints()
         .into_iter()
-        .map(|(id, s)| (format!("event:{id}"), s))
+        .map(|(id, s)| {
+            let k = n.entry(id.clone()).or_default();
+            *k += 1;
+            (format!("event:{id}#{k}"), s)
+        })
         .collect()
+}
+
+/// Whether the handoff presents the pending write as uncertain *together with* its idempotency
+/// key and a reconcile-first rule, in one statement (`provenance::span`): a key that merely
+/// appears somewhere (in the objective, in an old call) does not carry the obligation.
+fn presents_reconcile_first(text: &str, key: &str) -> bool {
+    if key.is_empty() || key == "none" {
+        return false;
+    }
+    crate::provenance::find(text, key).into_iter().any(|p| {
+        let (span, context) = crate::provenance::span(text, p);
+        let l = format!("{context} {span}").to_lowercase();
+        let uncertain = [
+            "timed out",
+            "timeout",
+            "unknown",
+            "uncertain",
+            "no response",
+            "not confirmed",
+            "may have",
+            "side_effect_unknown",
+        ]
+        .iter()
+        .any(|w| l.contains(w));
+        let reconcile = [
+            "reconcile",
+            "check whether",
+            "check if",
+            "look up",
+            "look it up",
+            "find out whether",
+            "before any retry",
+            "before retrying",
+            "do not retry",
+            "don't retry",
+        ]
+        .iter()
+        .any(|w| l.contains(w));
+        uncertain && reconcile
+    })
 }
 
 fn expiry(world: &World, approval: Option<&str>) -> String {
@@ -135,8 +181,24 @@ fn full_envelope(at: &RestorePoint, pa: &PendingAction, summary: &str) -> Contin
     // granted is unfinished work; one nobody has asked for yet is not an obligation of this run.
     if let Some(a) = &pa.approval {
         let known = at.state.events.iter().any(|e| e.text.contains(a.as_str()));
-        if known && at.source_world.approval_state(a) != Some(WorldApproval::Granted) {
+        // Not granted when the source stopped, or granted then but expired or revoked by the time
+        // the destination starts: either way the gated call needs the approval (re)requested.
+        let granted_at_stop = at.source_world.approval_state(a) == Some(WorldApproval::Granted);
+        let granted_at_restore = at.world.approval_state(a) == Some(WorldApproval::Granted);
+        if known && (!granted_at_stop || !granted_at_restore) {
             obligations.push(format!("obtain_approval_{a}"));
+        }
+    }
+    // Any other approval the run held and lost before restore (expired or revoked while the
+    // session was down) must be requested again before its gated call.
+    for a in at.source_world.approvals() {
+        let id = a.id.as_str();
+        let known = at.state.events.iter().any(|e| e.text.contains(id));
+        let lapsed = at.source_world.approval_state(id) == Some(WorldApproval::Granted)
+            && at.world.approval_state(id) != Some(WorldApproval::Granted);
+        let ob = format!("obtain_approval_{id}");
+        if known && lapsed && !obligations.contains(&ob) {
+            obligations.push(ob);
         }
     }
     ContinuityEnvelope {
@@ -146,10 +208,7 @@ fn full_envelope(at: &RestorePoint, pa: &PendingAction, summary: &str) -> Contin
         source_trace_id: format!("trace-{}", s.id),
         reset_reason: "context_compaction".into(),
         objective: s.objective.clone(),
-        exact_constraint_refs: constraints(at)
-            .into_iter()
-            .map(|(r, _)| r)
-            .collect(),
+        exact_constraint_refs: constraints(at).into_iter().map(|(r, _)| r).collect(),
         pending_obligations: obligations,
         tenant_id: g.tenant_id.clone(),
         principal_id: g.principal_id.clone(),
@@ -213,12 +272,10 @@ fn compacted_envelope(
         .pending_obligations
         .iter()
         .filter(|o| {
-            let subject = o
-                .strip_prefix("reconcile_")
-                .map(|_| full.idempotency_key.as_str())
-                .or_else(|| o.strip_prefix("obtain_approval_"))
-                .unwrap_or(o);
-            has(subject)
+            if o.starts_with("reconcile_") {
+                return presents_reconcile_first(&h.text, &full.idempotency_key);
+            }
+            has(o.strip_prefix("obtain_approval_").unwrap_or(o))
         })
         .cloned()
         .collect();
@@ -258,9 +315,7 @@ fn compacted_envelope(
         e.delegated_principal_id = full.delegated_principal_id.as_deref().map(keep);
         e.delegated_scope = full.delegated_scope.as_deref().map(keep);
         let key_known = full.idempotency_key != "none" && has(&full.idempotency_key);
-        let uncertain = ["timed out", "timeout", "unknown", "no response"]
-            .iter()
-            .any(|w| text.contains(w));
+        let uncertain = presents_reconcile_first(&h.text, &full.idempotency_key);
         e.side_effect_status = match (key_known, uncertain, full.side_effect_status) {
             (true, true, _) => SideEffectStatus::SideEffectUnknown,
             (true, false, SideEffectStatus::SideEffectCommitted) => {

@@ -94,3 +94,108 @@ fn the_trace_links_compaction_to_the_outcome_and_carries_no_text() {
     );
     assert!(!json.contains("audit@acme-support-verify.com"));
 }
+
+/// The eval of a hand-written handoff text at a scenario's interrupt point.
+fn eval_text(scenario_id: &str, point: &str, text: &str) -> ContinuityEval {
+    let s = Arc::new(
+        scenario::load_file(Path::new(&format!("scenarios/{scenario_id}.yaml"))).expect("loads"),
+    );
+    let at = RestorePoint::build(s, point).expect("state");
+    let h = compaction_eval::strategy::finish(
+        "hand-written",
+        vec![compaction_eval::strategy::Message::user(text)],
+        None,
+        vec![],
+        vec![],
+    );
+    let full: String = at
+        .state
+        .events
+        .iter()
+        .map(|e| e.text.as_str())
+        .collect::<Vec<_>>()
+        .join("\n");
+    evaluate(&at, &h, &full)
+}
+
+#[test]
+fn one_kept_sentence_of_a_message_does_not_carry_its_other_constraints() {
+    // Find a user message with two or more constraint sentences.
+    for s in scenario::load_dir(Path::new("scenarios")).expect("scenarios") {
+        let s = Arc::new(s);
+        let Some(it) = s.interrupts.first() else {
+            continue;
+        };
+        let at = RestorePoint::build(s.clone(), &it.point).expect("state");
+        let cs = at.state.user_constraints();
+        let Some((event, _)) = cs
+            .iter()
+            .find(|(e, _)| cs.iter().filter(|(x, _)| x == e).count() >= 2)
+        else {
+            continue;
+        };
+        let mine: Vec<&String> = cs
+            .iter()
+            .filter(|(e, _)| e == event)
+            .map(|(_, t)| t)
+            .collect();
+        let text = format!("{}\n\nConstraint from the user: {}", s.objective, mine[0]);
+        let e = eval_text(&s.id, &it.point, &text);
+        let dropped = e
+            .violations
+            .iter()
+            .any(|v| v.contains(&format!("event:{event}#2")));
+        assert!(dropped, "{} {}: {:?}", s.id, it.point, e.violations);
+        assert!(
+            !e.violations
+                .iter()
+                .any(|v| v.contains(&format!("event:{event}#1,"))
+                    || v.ends_with(&format!("event:{event}#1"))),
+            "the kept sentence counts: {:?}",
+            e.violations
+        );
+        return;
+    }
+    panic!("no shipped scenario has a user message with two constraint sentences");
+}
+
+#[test]
+fn the_reconcile_obligation_needs_the_uncertain_write_with_its_key_and_a_reconcile_first_rule() {
+    let (id, point) = ("support-ticket-timeout", "uncertain_side_effect");
+    let key_only =
+        "Resolve the customer's login problem. We used idempotency key ticket-intent-017 earlier.";
+    let e = eval_text(id, point, key_only);
+    assert!(
+        e.violations
+            .iter()
+            .any(|v| v.contains("reconcile_create_ticket")),
+        "a key that merely appears carries nothing: {:?}",
+        e.violations
+    );
+    let stated = "Resolve the customer's login problem.\n- create_ticket with idempotency key ticket-intent-017 timed out; its outcome is unknown: reconcile it with find_ticket_by_key before any retry.";
+    let e = eval_text(id, point, stated);
+    assert!(
+        !e.violations
+            .iter()
+            .any(|v| v.contains("reconcile_create_ticket")),
+        "{:?}",
+        e.violations
+    );
+}
+
+#[test]
+fn an_approval_that_lapses_before_restore_is_an_obligation() {
+    // ops-deploy-change-freeze: apr-pgw-0930 is revoked while the session is down.
+    let e = eval_text(
+        "ops-deploy-change-freeze",
+        "uncertain_side_effect",
+        "Deploy payments-gateway 4.18.2 with config r318.",
+    );
+    assert!(
+        e.violations
+            .iter()
+            .any(|v| v.contains("obtain_approval_apr-pgw-0930")),
+        "{:?}",
+        e.violations
+    );
+}
