@@ -225,6 +225,84 @@ pub fn check(cp: &Checkpoint, at: &RestorePoint) -> Vec<RuleViolation> {
             });
         }
     }
+    // Provenance flattened in the checkpoint's own fields: outside text in `next_steps` or `focus`
+    // (where it reads as the agent's plan), a resource whose `external` flag was dropped, and a
+    // statement whose `ref` names a user message although its text is not the user's.
+    // Six-word runs of outside documents that the user and the agent did not say themselves.
+    let own = normalize(
+        &state
+            .events
+            .iter()
+            .filter(|e| e.call.is_none())
+            .map(|e| e.text.as_str())
+            .collect::<Vec<_>>()
+            .join("\n"),
+    );
+    let outside_runs: Vec<String> = state
+        .latest_observations()
+        .into_iter()
+        .filter(|o| o.external)
+        .flat_map(|o| {
+            let words: Vec<String> = normalize(&o.text)
+                .split(' ')
+                .map(str::to_string)
+                .collect();
+            words
+                .windows(6)
+                .map(|w| w.join(" "))
+                .collect::<Vec<_>>()
+        })
+        .filter(|r| !own.contains(r.as_str()))
+        .collect();
+    let from_outside = |t: &str| {
+        let n = normalize(t);
+        outside_runs.iter().any(|r| n.contains(r.as_str()))
+    };
+    for (i, step) in cp.next_steps.iter().enumerate() {
+        if from_outside(step) {
+            v.push(RuleViolation {
+                rule: "external_promoted",
+                at: format!("next_steps[{i}]"),
+                detail: "outside text presented as a next step".into(),
+            });
+        }
+    }
+    if from_outside(&cp.focus) {
+        v.push(RuleViolation {
+            rule: "external_promoted",
+            at: "focus".into(),
+            detail: "outside text presented as the focus".into(),
+        });
+    }
+    for r in &cp.resources {
+        if !r.external && external_keys.iter().any(|k| k == &r.key) {
+            v.push(RuleViolation {
+                rule: "external_promoted",
+                at: format!("resources[{}]", r.key),
+                detail: format!(
+                    "{} came from an outside source but is not marked external",
+                    r.key
+                ),
+            });
+        }
+    }
+    for (i, st) in cp.statements.iter().enumerate() {
+        if let Some(e) = event(&st.origin_ref)
+            && e.kind == "user"
+            && st.kind != StatementKind::External
+            && !normalize(&e.text).contains(&normalize(&st.text))
+            && from_outside(&st.text)
+        {
+            v.push(RuleViolation {
+                rule: "external_promoted",
+                at: format!("statements[{i}]"),
+                detail: format!(
+                    "outside text re-attributed to the user through ref {}",
+                    st.origin_ref
+                ),
+            });
+        }
+    }
     // A resource that changed after it was observed and is not marked stale.
     for r in &cp.resources {
         if let Some(now) = at.world.resource(&r.key)
@@ -238,6 +316,134 @@ pub fn check(cp: &Checkpoint, at: &RestorePoint) -> Vec<RuleViolation> {
                 detail: format!(
                     "{} is at revision {} now; the excerpt of revision {} is not marked stale",
                     r.key, now.revision, r.revision
+                ),
+            });
+        }
+    }
+    v
+}
+
+/// The rules that can be checked on a text handoff (prose summaries, transcripts, plug-ins that
+/// return text), judged locally as the simulated destinations judge it: `constraint_missing` (a
+/// user constraint sentence not carried), `hypothesis_promoted` (a hypothesis stated without a
+/// hedge wherever it is carried), `external_promoted` (outside text stated as an instruction of
+/// the agent or the user), `operation_missing` (a timed-out write whose key and uncertain status
+/// are not stated together with a reconcile-first rule). Structure-only rules
+/// (`unrecorded_omission`, `evidence_dropped_not_stale`, `agent_attributed_to_user` by `ref`)
+/// need a checkpoint and are not checked on text.
+pub fn check_text(text: &str, at: &RestorePoint) -> Vec<RuleViolation> {
+    use crate::provenance::{self, Presentation};
+    let state: &InterruptedState = &at.state;
+    let norm = normalize(text);
+    let mut v = Vec::new();
+    for (id, sentence) in state.user_constraints() {
+        if !norm.contains(&normalize(&sentence)) {
+            v.push(RuleViolation {
+                rule: "constraint_missing",
+                at: format!("events[{id}]"),
+                detail: format!("the user's constraint \"{sentence}\" is not carried"),
+            });
+        }
+    }
+    for e in state.events.iter().filter(|e| e.kind == "hypothesis") {
+        // The hypothesis's own words, minus its hedge, as they would be carried.
+        let words: Vec<&str> = e.text.split_whitespace().collect();
+        let probe: String = words
+            .iter()
+            .skip_while(|w| w.ends_with(':') || w.starts_with('(') || w.ends_with(')'))
+            .skip(1)
+            .take(4)
+            .copied()
+            .collect::<Vec<_>>()
+            .join(" ");
+        if probe.split(' ').count() < 3 {
+            continue;
+        }
+        let places = provenance::find(text, &probe);
+        if !places.is_empty() && places.iter().all(|&p| !provenance::is_hedged(text, p)) {
+            v.push(RuleViolation {
+                rule: "hypothesis_promoted",
+                at: format!("events[{}]", e.id),
+                detail: "the hypothesis is stated without a hedge".into(),
+            });
+        }
+    }
+    // What the user and the agent themselves said: words of theirs that an outside document also
+    // holds are theirs too, not a promotion.
+    let own_words = normalize(
+        &state
+            .events
+            .iter()
+            .filter(|e| e.call.is_none())
+            .map(|e| e.text.as_str())
+            .collect::<Vec<_>>()
+            .join("\n"),
+    );
+    for o in state
+        .latest_observations()
+        .into_iter()
+        .filter(|o| o.external)
+    {
+        for sentence in crate::text::sentences(&o.text) {
+            let words: Vec<&str> = sentence.split_whitespace().collect();
+            if words.len() < 6 {
+                continue;
+            }
+            let probe = words[words.len() - 6..].join(" ");
+            if own_words.contains(&normalize(&probe)) {
+                continue;
+            }
+            let places = provenance::find(text, &probe);
+            if places
+                .iter()
+                .any(|&p| provenance::judge(text, p) == Presentation::Instruction)
+            {
+                v.push(RuleViolation {
+                    rule: "external_promoted",
+                    at: format!("resources[{}]", o.key),
+                    detail: format!("outside text from {} stated as an instruction", o.key),
+                });
+                break;
+            }
+        }
+    }
+    for e in &state.events {
+        let Some(c) = &e.call else { continue };
+        if c.outcome != ObservedOutcome::TimedOut || !state.is_write(c) {
+            continue;
+        }
+        let Some(key) = &c.idempotency_key else {
+            continue;
+        };
+        let together = provenance::find(text, key).into_iter().any(|p| {
+            let (span, context) = provenance::span(text, p);
+            let l = format!("{context} {span}").to_lowercase();
+            [
+                "timed out",
+                "timeout",
+                "unknown",
+                "uncertain",
+                "no response",
+            ]
+            .iter()
+            .any(|w| l.contains(w))
+                && [
+                    "reconcile",
+                    "check whether",
+                    "look up",
+                    "before any retry",
+                    "do not retry",
+                ]
+                .iter()
+                .any(|w| l.contains(w))
+        });
+        if !together {
+            v.push(RuleViolation {
+                rule: "operation_missing",
+                at: format!("events[{}]", e.id),
+                detail: format!(
+                    "the timed-out {} (key {key}) is not stated as uncertain with a reconcile-first rule",
+                    c.tool
                 ),
             });
         }

@@ -358,9 +358,13 @@ fn prepare(
         Err(crate::strategy::StrategyError::Summariser(e)) => return Ok(Prepared::Failed(e)),
         Err(e) => return Err(e.into()),
     };
-    let rule_violations = h.checkpoint.as_ref().map(|cp| {
-        crate::checkpoint::rules::check(cp, at)
-            .into_iter()
+    // Checkpoints get every seed-003 §9.2 rule; text handoffs the rules checkable on text.
+    let checked = match &h.checkpoint {
+        Some(cp) => crate::checkpoint::rules::check(cp, at),
+        None => crate::checkpoint::rules::check_text(&h.text, at),
+    };
+    let rule_violations = Some(checked).map(|v| {
+        v.into_iter()
             .map(|v| crate::record::RuleBreak {
                 rule: v.rule.to_string(),
                 at: v.at,

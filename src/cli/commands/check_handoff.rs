@@ -17,17 +17,18 @@ use crate::strategy::{Registry, RestorePoint, StrategyError};
 pub fn run(dir: &Path, args: &CheckHandoffArgs) -> Result<i32, Error> {
     let s = Arc::new(find_scenario(dir, &args.scenario)?);
     let state = RestorePoint::build(s, &args.interrupt).map_err(StrategyError::from)?;
-    let cp = match (&args.strategy, &args.checkpoint) {
-        (Some(id), _) => Registry::load(&args.strategy_dir)?
-            .handoff(id, &state)?
-            .checkpoint
-            .ok_or_else(|| {
-                Error::Usage(format!("strategy `{id}` does not produce a checkpoint"))
-            })?,
-        (None, Some(file)) => read_checkpoint(file)?,
+    // A checkpoint gets every rule; a text handoff the rules that can be checked on text.
+    let v = match (&args.strategy, &args.checkpoint) {
+        (Some(id), _) => {
+            let h = Registry::load(&args.strategy_dir)?.handoff(id, &state)?;
+            match &h.checkpoint {
+                Some(cp) => crate::checkpoint::rules::check(cp, &state),
+                None => crate::checkpoint::rules::check_text(&h.text, &state),
+            }
+        }
+        (None, Some(file)) => crate::checkpoint::rules::check(&read_checkpoint(file)?, &state),
         (None, None) => return Err(Error::Usage("give --strategy or --checkpoint".into())),
     };
-    let v = crate::checkpoint::rules::check(&cp, &state);
     if args.json {
         println!(
             "{}",
