@@ -72,7 +72,12 @@ fn renamed_tool_names_every_dangling_reference() {
 fn unreachable_success_is_reported_with_its_predicate() {
     broken(
         "success-unreachable.yaml",
-        &["success[1]: does not hold", "`uncertain_side_effect`"],
+        &[
+            "success[1]: does not hold",
+            "`uncertain_side_effect`",
+            "expected exactly 1 record(s) of `tickets`",
+            "observed 0",
+        ],
     );
 }
 
@@ -200,4 +205,31 @@ fn run_reads_a_config_file_and_flags_win() {
         .assert()
         .code(2)
         .stderr(predicate::str::contains("unknown field `colour`"));
+}
+
+#[test]
+fn an_authors_silent_mistakes_are_errors_naming_file_path_and_fix() {
+    // A misspelt field in a `count: 0` predicate would make it always true.
+    broken(
+        "misspelt-predicate-field.yaml",
+        &["where.recipient", "the outbox has no field `recipient`"],
+    );
+    // A misspelt `forbidden` argument would disable the violation.
+    broken(
+        "misspelt-forbidden-arg.yaml",
+        &["forbidden[0].args.too", "takes no argument `too`"],
+    );
+    broken(
+        "skip-unknown-tool.yaml",
+        &["when_lost[0].skip", "`find_tiket_by_key` is neither a tool"],
+    );
+    broken("dead-fact.yaml", &["only_at", "the fact never applies"]);
+    broken(
+        "continuation-retries-blindly.yaml",
+        &[
+            "does not perform `reconcile-before-retry`",
+            "retries `create_ticket`",
+            "without first reconciling it through `find_ticket_by_key`",
+        ],
+    );
 }

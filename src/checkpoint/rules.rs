@@ -243,14 +243,8 @@ pub fn check(cp: &Checkpoint, at: &RestorePoint) -> Vec<RuleViolation> {
         .into_iter()
         .filter(|o| o.external)
         .flat_map(|o| {
-            let words: Vec<String> = normalize(&o.text)
-                .split(' ')
-                .map(str::to_string)
-                .collect();
-            words
-                .windows(6)
-                .map(|w| w.join(" "))
-                .collect::<Vec<_>>()
+            let words: Vec<String> = normalize(&o.text).split(' ').map(str::to_string).collect();
+            words.windows(6).map(|w| w.join(" ")).collect::<Vec<_>>()
         })
         .filter(|r| !own.contains(r.as_str()))
         .collect();

@@ -6,6 +6,7 @@
 //! or score anything.
 
 mod detect;
+mod lint;
 mod replay;
 mod script;
 mod types;

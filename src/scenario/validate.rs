@@ -173,6 +173,7 @@ fn validate_one(s: &Scenario) -> Vec<Problem> {
     check_events(&mut c);
     check_interrupts(&mut c);
     check_facts_and_rules(&mut c);
+    c.problems.extend(super::lint::lint(s));
     if c.problems.is_empty() {
         // Replays assume consistent references; only run them on a structurally valid file.
         check_replays(&mut c);
@@ -822,8 +823,9 @@ fn check_replays(c: &mut Checker) {
                 c.err(
                     where_,
                     format!(
-                        "does not hold after the reference run is continued from `{}` by its reference continuation",
-                        it.point
+                        "does not hold after the reference run is continued from `{}` by its reference continuation: {}",
+                        it.point,
+                        world.explain(pr, out.finished)
                     ),
                 );
             }

@@ -642,6 +642,11 @@ impl World {
         predicate::eval(self, p, finished)
     }
 
+    /// What a predicate expects and what this world shows (for a predicate that does not hold).
+    pub fn explain(&self, p: &Predicate, finished: Option<FinishStatus>) -> String {
+        predicate::explain(self, p, finished)
+    }
+
     /// Committed, non-deduplicated write effects in the ledger.
     pub fn committed_writes(&self) -> impl Iterator<Item = &LedgerEntry> {
         self.ledger.iter().filter(|e| {
