@@ -146,10 +146,7 @@ fn full_envelope(at: &RestorePoint, pa: &PendingAction, summary: &str) -> Contin
         source_trace_id: format!("trace-{}", s.id),
         reset_reason: "context_compaction".into(),
         objective: s.objective.clone(),
-        exact_constraint_refs: constraints(at)
-            .into_iter()
-            .map(|(r, _)| r)
-            .collect(),
+        exact_constraint_refs: constraints(at).into_iter().map(|(r, _)| r).collect(),
         pending_obligations: obligations,
         tenant_id: g.tenant_id.clone(),
         principal_id: g.principal_id.clone(),
