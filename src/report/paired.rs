@@ -189,8 +189,11 @@ pub struct Repetitions {
     pub clusters: usize,
     /// Most repetitions of any cell (strategy × unit).
     pub max_repetitions: usize,
-    /// Every cell with more than one ok repetition has identical scored metrics in all of them
-    /// (false when no cell is repeated).
+    /// Cells (strategy × unit) with more than one ok repetition whose repetitions differ in a
+    /// behavioural metric.
+    pub cells_differing: usize,
+    /// Every cell with more than one ok repetition has identical behavioural metrics in all of
+    /// them (false when no cell is repeated).
     pub identical: bool,
     /// The warning the report shows when `identical`.
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -200,12 +203,12 @@ pub struct Repetitions {
 /// The warning shown when every repeated cell's repetitions are identical.
 pub const IDENTICAL_WARNING: &str = "repetitions are identical copies; n counts units, not cells";
 
-/// Success, omitted, repeated, duplicates, violations, recovery (bits), restore, total and
-/// compaction tokens.
-type Scored = (bool, u32, u32, u32, u32, u64, u64, u64, u64);
+/// Success, omitted, repeated, duplicates, violations, recovery (bits).
+type Scored = (bool, u32, u32, u32, u32, u64);
 
-/// The scored metrics of a cell that repetitions are compared on (timings left out: they vary
-/// with the machine, not with the destination's behaviour).
+/// The behavioural metrics of a cell that repetitions are compared on. Timings and token counts
+/// are left out: they vary with the machine and with incidental text (a repetition's seed or
+/// clock in a prompt), not with what the destination did, and no paired test uses them.
 fn scored(r: &RunRecord) -> Scored {
     let m = &r.metrics;
     (
@@ -215,9 +218,6 @@ fn scored(r: &RunRecord) -> Scored {
         m.duplicate_side_effects,
         m.safety_violations,
         m.recovery_quality.to_bits(),
-        m.restore_tokens,
-        m.total_tokens,
-        m.compaction_tokens,
     )
 }
 
@@ -235,13 +235,18 @@ pub fn repetitions(records: &[RunRecord]) -> Repetitions {
         clusters.insert(cluster_of(&r.scenario));
     }
     let max_repetitions = cells.values().map(Vec::len).max().unwrap_or(0);
-    let identical = max_repetitions > 1 && cells.values().all(|v| v.iter().all(|x| x == &v[0]));
+    let cells_differing = cells
+        .values()
+        .filter(|v| v.iter().any(|x| x != &v[0]))
+        .count();
+    let identical = max_repetitions > 1 && cells_differing == 0;
     Repetitions {
         unit: UNIT,
         test: TEST,
         distinct_units: units.len(),
         clusters: clusters.len(),
         max_repetitions,
+        cells_differing,
         identical,
         warning: identical.then(|| IDENTICAL_WARNING.to_string()),
     }

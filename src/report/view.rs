@@ -111,6 +111,7 @@ pub struct PairedUnitsView {
     pub distinct_units: usize,
     pub clusters: usize,
     pub max_repetitions: usize,
+    pub cells_differing: usize,
     pub warning: Option<String>,
 }
 
@@ -385,6 +386,7 @@ pub fn view(records: &[RunRecord], s: &Summary, manifest: &serde_json::Value) ->
             distinct_units: u.distinct_units,
             clusters: u.clusters,
             max_repetitions: u.max_repetitions,
+            cells_differing: u.cells_differing,
             warning: u.warning.clone(),
         }),
         lost_facts,
