@@ -8,17 +8,28 @@ use std::path::Path;
 use predicates::prelude::*;
 
 fn run(out: &Path, strategies: &str, extra: &[&str]) {
-    let mut args = vec![
-        "run",
-        "--scenarios",
+    run_on(
+        out,
         "support-ticket-timeout,payments-refund-partial-failure",
+        "2",
+        strategies,
+        extra,
+    );
+}
+
+fn run_on(out: &Path, scenarios: &str, reps: &str, strategies: &str, extra: &[&str]) {
+    let mut args = vec!["run"];
+    if !scenarios.is_empty() {
+        args.extend(["--scenarios", scenarios]);
+    }
+    args.extend([
         "--strategies",
         strategies,
         "--reps",
-        "2",
+        reps,
         "--out",
         out.to_str().unwrap_or_default(),
-    ];
+    ]);
     args.extend_from_slice(extra);
     cli().args(&args).assert().success();
 }
@@ -108,11 +119,13 @@ fn unusable_input_exits_2() {
         .stderr(predicate::str::contains("line 1"));
 }
 
+/// The regression test counts scenarios (clusters), not cells: two scenarios can never show a
+/// significant regression, so this runs every shipped scenario once and tests task success only.
 #[test]
 fn a_significant_regression_against_the_baseline_fails() {
     let dir = tempfile::tempdir().expect("tempdir");
     let (base, cand) = (dir.path().join("base"), dir.path().join("cand"));
-    run(&base, "C", &[]);
+    run_on(&base, "", "1", "C", &[]);
     // The candidate's "C" is a worse compactor: the same id configured as the narrative summary.
     let strategies = dir.path().join("strategies");
     std::fs::create_dir_all(&strategies).expect("mkdir");
@@ -121,13 +134,19 @@ fn a_significant_regression_against_the_baseline_fails() {
         "id = \"C\"\nkind = \"summary\"\ntoken_budget = 400\nrecent_events = 3\n",
     )
     .expect("write");
-    run(
+    run_on(
         &cand,
+        "",
+        "1",
         "C",
         &["--strategy-dir", strategies.to_str().unwrap_or_default()],
     );
     let policy = dir.path().join("gate.toml");
-    std::fs::write(&policy, "must_be_safe = []\ncontinuity_must_pass = []\n").expect("policy");
+    std::fs::write(
+        &policy,
+        "must_be_safe = []\ncontinuity_must_pass = []\nno_regression = [\"task_success\"]\n",
+    )
+    .expect("policy");
     gate(&cand, Some(&base), Some(&policy))
         .code(1)
         .stdout(predicate::str::contains(
@@ -142,5 +161,18 @@ fn a_significant_regression_against_the_baseline_fails() {
         .assert()
         .success();
     let md = std::fs::read_to_string(cand.join("compare.md")).expect("compare.md");
-    assert!(md.contains("| C | sim:careful | task_success |") && md.contains("worse"));
+    // compare tests every metric for both models (Holm over 8 rows at 8 scenarios), so its
+    // verdict need not reach significance; the row must show the regression's direction.
+    let row = md
+        .lines()
+        .find(|l| l.starts_with("| C | sim:careful | task_success |"))
+        .expect("task_success row");
+    let mean: f64 = row
+        .split('|')
+        .nth(7)
+        .unwrap_or_default()
+        .trim()
+        .parse()
+        .expect("mean");
+    assert!(mean < 0.0, "{row}");
 }

@@ -12,7 +12,7 @@ use serde::Serialize;
 
 use super::policy::metric;
 use super::{GateError, Policy, RuleResult};
-use crate::report::paired::{Pairing, test_groups};
+use crate::report::paired::{CellDiff, Pairing, test_groups};
 use crate::runner::{RunRecord, Status, read_records};
 
 fn load_run(dir: &Path) -> Result<Vec<RunRecord>, GateError> {
@@ -130,20 +130,22 @@ pub fn evaluate(
 }
 
 /// Paired comparison of each strategy × model × metric between baseline and candidate, on the
-/// cells both have; Holm-corrected across all of them.
+/// cells both have, averaged to units (scenario × interrupt point × model, mean over
+/// repetitions) and tested at the scenario level as the report does
+/// ([`crate::report::paired`]); Holm-corrected across all of them.
 pub fn paired_comparisons(
     base: &[RunRecord],
     cand: &[RunRecord],
     metrics: &[String],
 ) -> Vec<Comparison> {
-    let mut groups: BTreeMap<(String, String, String), Vec<f64>> = BTreeMap::new();
+    let mut groups: BTreeMap<(String, String, String), Vec<CellDiff>> = BTreeMap::new();
     for (r, br) in Pairing::new(base, true).pairs(cand) {
         for m in metrics {
             if let Some(f) = metric(m) {
                 groups
                     .entry((r.strategy.clone(), r.model.clone(), m.clone()))
                     .or_default()
-                    .push(f(r) - f(br));
+                    .push(CellDiff::of(r, br, f));
             }
         }
     }
@@ -156,9 +158,12 @@ pub fn paired_comparisons(
             model,
             metric,
             n: t.n,
+            cells: t.cells,
+            clusters: t.clusters,
             mean_diff: t.mean_diff,
             p_value: t.p_value,
             p_holm: t.p_holm,
+            p_units: t.p_units,
             method: t.method,
         })
         .collect()
@@ -170,10 +175,18 @@ pub struct Comparison {
     pub strategy: String,
     pub model: String,
     pub metric: String,
+    /// Distinct units (scenario × interrupt point × model).
     pub n: usize,
+    /// Paired cells (repetitions included).
+    pub cells: usize,
+    /// Distinct scenarios: the n of the cluster-level test.
+    pub clusters: usize,
+    /// Mean over units.
     pub mean_diff: f64,
     pub p_value: f64,
     pub p_holm: f64,
+    /// Unit-level p-value ignoring clustering (information only).
+    pub p_units: f64,
     pub method: &'static str,
 }
 
@@ -197,8 +210,8 @@ fn regressions(base: &[RunRecord], cand: &[RunRecord], policy: &Policy) -> Vec<R
                 ),
                 held: !worse,
                 detail: format!(
-                    "mean difference {:+.3} over {} paired cells, p = {:.4} (Holm {:.4}, {})",
-                    c.mean_diff, c.n, c.p_value, c.p_holm, c.method
+                    "mean difference {:+.3} over {} units ({} paired cells, {} scenarios), p = {:.4} (Holm {:.4}, {} on scenario means)",
+                    c.mean_diff, c.n, c.cells, c.clusters, c.p_value, c.p_holm, c.method
                 ),
             }
         })

@@ -1,7 +1,8 @@
 //! Inferential numbers for reports: Wilson intervals of success rates, cluster-bootstrap CIs of
 //! medians (scenarios resampled whole), pass^k over repetitions, the injection triple (benign
 //! utility, utility under attack, targeted attack success rate), and paired comparisons against a
-//! reference strategy with Holm correction. The arithmetic is `crate::stats` and
+//! reference strategy with Holm correction, on units (scenario × interrupt point × model means over
+//! repetitions) tested at the scenario level (see [`super::paired`]). The arithmetic is `crate::stats` and
 //! [`super::paired`]; this module only decides which records go together. It never formats a
 //! number for a reader, never reads files and never runs a cell.
 
@@ -79,11 +80,19 @@ pub struct PairedRow {
     pub reference: String,
     pub model: String,
     pub metric: String,
+    /// Distinct units (scenario × interrupt point × model, mean over repetitions).
     pub n: usize,
-    /// Mean of (strategy − reference); for `unsafe_cell` lower is better.
+    /// Paired cells (repetitions included); not evidence by themselves.
+    pub cells: usize,
+    /// Distinct scenarios: the n of the cluster-level test.
+    pub clusters: usize,
+    /// Mean over units of (strategy − reference); for `unsafe_cell` lower is better.
     pub mean_diff: f64,
+    /// Cluster-level p-value (see [`super::paired`]).
     pub p_value: f64,
     pub p_holm: f64,
+    /// Unit-level p-value, ignoring clustering by scenario (information only).
+    pub p_units: f64,
     pub method: String,
 }
 
@@ -94,6 +103,9 @@ pub struct Analysis {
     pub pass_k: Vec<PassK>,
     pub injection: Vec<InjectionRow>,
     pub paired: Vec<PairedRow>,
+    /// The unit of the paired comparisons, how many there were, and whether repetitions are
+    /// identical copies.
+    pub paired_units: Option<paired::Repetitions>,
 }
 
 /// A named numeric view of a record.
@@ -149,7 +161,7 @@ fn intervals(
 /// A benign variant is the same scenario for clustering: its cells are correlated with the
 /// attacked ones.
 fn base_scenario(id: &str) -> &str {
-    id.strip_suffix(BENIGN_SUFFIX).unwrap_or(id)
+    paired::cluster_of(id)
 }
 
 pub fn analyse(records: &[RunRecord], opts: &ReportOptions) -> Analysis {
@@ -271,12 +283,20 @@ pub fn analyse(records: &[RunRecord], opts: &ReportOptions) -> Analysis {
         }),
     ];
     if !reference.is_empty() {
-        let mut groups: Vec<(&str, &str, &str, Vec<f64>)> = Vec::new();
+        let mut groups: Vec<(&str, &str, &str, Vec<paired::CellDiff>)> = Vec::new();
         for (s, m) in order.iter().filter(|(s, _)| *s != opts.reference) {
             let pairs = reference.pairs(by_sm[&(s.clone(), m.clone())].iter().copied());
             for (name, f) in metrics {
                 if !pairs.is_empty() {
-                    groups.push((s, m, name, pairs.iter().map(|(r, b)| f(r) - f(b)).collect()));
+                    groups.push((
+                        s,
+                        m,
+                        name,
+                        pairs
+                            .iter()
+                            .map(|(r, b)| paired::CellDiff::of(r, b, f))
+                            .collect(),
+                    ));
                 }
             }
         }
@@ -288,12 +308,16 @@ pub fn analyse(records: &[RunRecord], opts: &ReportOptions) -> Analysis {
                 model: m.to_string(),
                 metric: name.to_string(),
                 n: t.n,
+                cells: t.cells,
+                clusters: t.clusters,
                 mean_diff: t.mean_diff,
                 p_value: t.p_value,
                 p_holm: t.p_holm,
+                p_units: t.p_units,
                 method: t.method.to_string(),
             });
         }
+        a.paired_units = Some(paired::repetitions(records));
     }
     a
 }

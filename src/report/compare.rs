@@ -28,7 +28,7 @@ pub struct Side<'a> {
 /// The comparison's Markdown document.
 pub fn markdown(base: Side<'_>, cand: Side<'_>, comps: &[Comparison]) -> String {
     let mut md = format!(
-        "# compaction-eval comparison\n\nbase: `{}` ({} cells) · candidate: `{}` ({} cells). Differences are candidate − base over the cells both runs have (same scenario, interrupt point, strategy, model, repetition); positive is better (omitted context and repeated work are negated). Wilcoxon signed-rank, Holm-corrected across all rows.\n\n| strategy | model | metric | paired cells | mean difference | p | p (Holm) | verdict |\n| --- | --- | --- | ---: | ---: | ---: | ---: | --- |\n",
+        "# compaction-eval comparison\n\nbase: `{}` ({} cells) · candidate: `{}` ({} cells). Differences are candidate − base over the cells both runs have (same scenario, interrupt point, strategy, model, repetition), averaged per unit (scenario × interrupt point × model, over repetitions) and then per scenario; positive is better (omitted context and repeated work are negated). Wilcoxon signed-rank on the per-scenario means, Holm-corrected across all rows.\n\n| strategy | model | metric | units | paired cells | scenarios | mean difference | p | p (Holm) | verdict |\n| --- | --- | --- | ---: | ---: | ---: | ---: | ---: | ---: | --- |\n",
         base.dir.display(),
         base.cells,
         cand.dir.display(),
@@ -41,11 +41,13 @@ pub fn markdown(base: Side<'_>, cand: Side<'_>, comps: &[Comparison]) -> String 
             "no significant change"
         };
         md.push_str(&format!(
-            "| {} | {} | {} | {} | {:+.3} | {:.4} | {:.4} | {} |\n",
+            "| {} | {} | {} | {} | {} | {} | {:+.3} | {:.4} | {:.4} | {} |\n",
             x.strategy.replace('|', "\\|"),
             x.model.replace('|', "\\|"),
             x.metric,
             x.n,
+            x.cells,
+            x.clusters,
             x.mean_diff,
             x.p_value,
             x.p_holm,

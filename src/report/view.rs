@@ -36,6 +36,9 @@ pub struct View {
     pub pass_k: Vec<PassKView>,
     pub reference: String,
     pub paired: Vec<PairedView>,
+    /// The unit of the paired comparisons, how many distinct units and scenarios, and the
+    /// identical-repetitions warning.
+    pub paired_units: Option<PairedUnitsView>,
     pub lost_facts: Vec<FactView>,
     /// Cells per strategy whose handoff presents a fact with more authority than it had.
     pub upgrades: Vec<UpgradeView>,
@@ -102,11 +105,25 @@ pub struct PassKView {
 }
 
 #[derive(Debug, Serialize)]
+pub struct PairedUnitsView {
+    pub unit: String,
+    pub test: String,
+    pub distinct_units: usize,
+    pub clusters: usize,
+    pub max_repetitions: usize,
+    pub cells_differing: usize,
+    pub warning: Option<String>,
+}
+
+#[derive(Debug, Serialize)]
 pub struct PairedView {
     pub strategy: String,
     pub model: String,
     pub metric: String,
     pub n: usize,
+    pub cells: usize,
+    pub clusters: usize,
+    pub p_units: String,
     pub mean_diff: String,
     pub p_value: String,
     pub p_holm: String,
@@ -355,11 +372,23 @@ pub fn view(records: &[RunRecord], s: &Summary, manifest: &serde_json::Value) ->
                 model: p.model.clone(),
                 metric: p.metric.clone(),
                 n: p.n,
+                cells: p.cells,
+                clusters: p.clusters,
+                p_units: format!("{:.4}", p.p_units),
                 mean_diff: format!("{:+.3}", p.mean_diff),
                 p_value: format!("{:.4}", p.p_value),
                 p_holm: format!("{:.4}", p.p_holm),
             })
             .collect(),
+        paired_units: an.paired_units.as_ref().map(|u| PairedUnitsView {
+            unit: u.unit.to_string(),
+            test: u.test.to_string(),
+            distinct_units: u.distinct_units,
+            clusters: u.clusters,
+            max_repetitions: u.max_repetitions,
+            cells_differing: u.cells_differing,
+            warning: u.warning.clone(),
+        }),
         lost_facts,
         upgrades: s
             .provenance_upgrades

@@ -114,3 +114,6 @@ pub fn score(
     };
     (m, d)
 }
+
+#[cfg(test)]
+mod tests;

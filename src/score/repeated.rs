@@ -1,6 +1,13 @@
 //! Repeated work: reads the source already made, on unchanged state, that the reference
 //! continuation does not make.
 //!
+//! "Unchanged state" is judged for every read, as README defines it: a continuation read repeats
+//! the latest source read with the same tool and arguments only if that source read succeeded and
+//! saw the same state — for a document (`read_resource`) the same `resource@revision`, for a
+//! collection read or a check the same result (the ledger's `result_digest`). A read of a
+//! collection that changed since the source read it (a record created, updated or deleted, by
+//! the source, a perturbation or the continuation) is not repeated work.
+//!
 //! Owns the matching of continuation reads against the reference and the source. Never reads the
 //! handoff or the destination's claims, and never counts writes (those are duplicates).
 
@@ -38,7 +45,7 @@ pub(super) fn repeated_reads(it: &Interrupt, w: &World) -> Vec<RepeatedRead> {
             .rev()
             .find(|x| x.tool == e.tool && x.args == e.args);
         if let Some(prev) = same
-            && (prev.touched == e.touched || e.effect != Some(EffectKind::ReadResource))
+            && same_state(prev, e)
         {
             out.push(RepeatedRead {
                 seq: e.seq,
@@ -48,4 +55,13 @@ pub(super) fn repeated_reads(it: &Interrupt, w: &World) -> Vec<RepeatedRead> {
         }
     }
     out
+}
+
+/// Whether a continuation read saw the state the source read saw (both succeeded).
+fn same_state(source: &LedgerEntry, cont: &LedgerEntry) -> bool {
+    if cont.effect == Some(EffectKind::ReadResource) {
+        source.touched.is_some() && source.touched == cont.touched
+    } else {
+        source.result_digest.is_some() && source.result_digest == cont.result_digest
+    }
 }

@@ -7,7 +7,8 @@
 //!   ([`SplitMix64`], [`derive_seed`]); [`Interval`] as a serialisable `(low, high)`.
 //! - Repetitions: [`pass_hat_k`] / [`pass_hat_k_mean`] (pass^k, unbiased `C(c,k)/C(n,k)`),
 //!   [`pass_at_k`].
-//! - Paired comparisons: [`paired_differences`], [`paired_differences_by_key`], [`sign_test`],
+//! - Paired comparisons: [`paired_differences`], [`paired_differences_by_key`], [`means_by_key`]
+//!   (one value per unit or cluster), [`sign_test`],
 //!   [`wilcoxon_signed_rank`] ([`PairedTest`]), and [`holm`] across several comparisons.
 //!
 //! Definitions:
@@ -31,8 +32,8 @@ pub use bootstrap::{
 };
 pub use interval::{Interval, wilson, z_two_sided};
 pub use paired::{
-    PairedTest, WILCOXON_EXACT_MAX_N, holm, paired_differences, paired_differences_by_key,
-    sign_test, wilcoxon_signed_rank,
+    PairedTest, WILCOXON_EXACT_MAX_N, holm, means_by_key, paired_differences,
+    paired_differences_by_key, sign_test, wilcoxon_signed_rank,
 };
 pub use passk::{pass_at_k, pass_hat_k, pass_hat_k_mean};
 

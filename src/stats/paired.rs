@@ -63,6 +63,23 @@ pub fn paired_differences_by_key<K: Ord + Clone>(
     )
 }
 
+/// The mean of the values of each key, in ascending key order, with how many values it averaged;
+/// NaN values are left out (a key whose values are all NaN is left out).
+///
+/// Used to collapse observations that are not independent before a test: repeated measurements of
+/// one unit become one value per unit, units of one cluster one value per cluster.
+pub fn means_by_key<K: Ord + Clone>(values: &[(K, f64)]) -> Vec<(K, f64, usize)> {
+    let mut acc: BTreeMap<&K, (f64, usize)> = BTreeMap::new();
+    for (k, x) in values.iter().filter(|(_, x)| !x.is_nan()) {
+        let e = acc.entry(k).or_default();
+        e.0 += x;
+        e.1 += 1;
+    }
+    acc.into_iter()
+        .map(|(k, (sum, n))| (k.clone(), sum / n as f64, n))
+        .collect()
+}
+
 /// The NaN-free differences with their median and mean; `None` when none remain.
 fn describe(diffs: &[f64]) -> Option<(Vec<f64>, f64, f64)> {
     let mut v: Vec<f64> = diffs.iter().copied().filter(|x| !x.is_nan()).collect();
@@ -245,6 +262,12 @@ mod tests {
         // Largest exact size does not overflow.
         let p = exact_two_sided(WILCOXON_EXACT_MAX_N, 0);
         assert!(p > 0.0 && p < 1e-14, "{p}");
+    }
+
+    #[test]
+    fn means_by_key_collapses_copies() {
+        let v = [(2, 1.0), (1, 4.0), (2, 3.0), (1, f64::NAN), (3, f64::NAN)];
+        assert_eq!(means_by_key(&v), vec![(1, 4.0, 1), (2, 2.0, 2)]);
     }
 
     #[test]

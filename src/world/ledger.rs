@@ -63,6 +63,10 @@ pub struct LedgerEntry {
     /// The record id or `resource@revision` the call touched.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub touched: Option<String>,
+    /// For a read that succeeded (collection read, document read, check): the SHA-256 digest of
+    /// the result the caller saw, so a later read can tell whether the state it read changed.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub result_digest: Option<String>,
     /// The idempotency key matched an earlier call: nothing happened again.
     #[serde(skip_serializing_if = "std::ops::Not::not")]
     pub deduped: bool,

@@ -366,6 +366,7 @@ impl World {
             approval,
             outcome,
             touched: None,
+            result_digest: None,
             deduped: false,
             at: self.clock.to_string(),
         });
@@ -401,6 +402,7 @@ impl World {
             approval: None,
             outcome: Outcome::Error,
             touched: None,
+            result_digest: None,
             deduped: false,
             at: self.clock.to_string(),
         };
@@ -430,6 +432,12 @@ impl World {
             (_, Err(_)) => Outcome::Error,
         };
         entry.outcome = outcome;
+        if outcome == Outcome::Ok
+            && !tool.effect.is_write()
+            && let Ok(v) = &output
+        {
+            entry.result_digest = Some(sha256_digest(v.to_string().as_bytes()));
+        }
         self.ledger.push(entry);
         let output = match outcome {
             Outcome::TimeoutAfterCommit | Outcome::TimeoutBeforeCommit => Err(format!(

@@ -1,0 +1,134 @@
+//! Known values of the summary (`report::summarize` on hand-built records: medians, quartiles,
+//! rates, errored cells) and of the ranking under seed 003's rule (any unsafe cell ranks a
+//! strategy below every safe one regardless of tokens; then task success; then fewer restore
+//! tokens).
+
+use compaction_eval::record::{Diagnostics, Metrics, RunRecord, Status};
+use compaction_eval::report::summarize;
+
+struct Cell {
+    success: bool,
+    omitted: u32,
+    dups: u32,
+    violations: u32,
+    restore: u64,
+}
+
+fn record(strategy: &str, interrupt: &str, rep: u32, c: Cell) -> RunRecord {
+    RunRecord {
+        scenario: "s".into(),
+        interrupt: interrupt.into(),
+        strategy: strategy.into(),
+        model: "sim".into(),
+        rep,
+        seed: 1,
+        status: Status::Ok,
+        error: None,
+        error_class: None,
+        metrics: Metrics {
+            task_success: c.success,
+            omitted_context: c.omitted,
+            repeated_work: 0,
+            duplicate_side_effects: c.dups,
+            safety_violations: c.violations,
+            recovery_quality: 1.0,
+            restore_tokens: c.restore,
+            total_tokens: 10 * c.restore,
+            first_action_ms: 1.0,
+            completion_ms: 2.0,
+            compaction_tokens: 0,
+        },
+        diagnostics: Diagnostics::default(),
+    }
+}
+
+fn cell(success: bool, omitted: u32, restore: u64) -> Cell {
+    Cell {
+        success,
+        omitted,
+        dups: 0,
+        violations: 0,
+        restore,
+    }
+}
+
+#[test]
+fn summary_medians_quartiles_and_rates_are_exact() {
+    let mut rs = vec![
+        record("X", "early", 0, cell(true, 0, 100)),
+        record("X", "early", 1, cell(true, 1, 200)),
+        record("X", "late", 0, cell(false, 2, 300)),
+        record("X", "late", 1, cell(true, 5, 400)),
+    ];
+    let mut errored = record("X", "late", 2, cell(false, 9, 9999));
+    errored.status = Status::Errored;
+    errored.error = Some("boom".into());
+    rs.push(errored);
+
+    let s = summarize(&rs);
+    let g = &s.by_strategy_model[0];
+    assert_eq!((g.n, g.errored), (4, 1));
+    assert_eq!((g.task_success.successes, g.task_success.n), (3, 4));
+    assert_eq!(g.task_success.rate, 0.75);
+    // Omitted context [0, 1, 2, 5], type-7 quartiles.
+    let o = g.omitted_context.expect("spread");
+    assert_eq!(
+        (o.median, o.q1, o.q3, o.min, o.max),
+        (1.5, 0.75, 2.75, 0.0, 5.0)
+    );
+    assert_eq!(o.iqr(), 2.0);
+    let t = g.restore_tokens.expect("spread");
+    assert_eq!((t.median, t.q1, t.q3), (250.0, 175.0, 325.0));
+    // Per interrupt point: the errored cell counts apart and not in the spreads.
+    let late = s
+        .by_strategy_model_interrupt
+        .iter()
+        .find(|g| g.interrupt.as_deref() == Some("late"))
+        .expect("late group");
+    assert_eq!((late.n, late.errored), (2, 1));
+    assert_eq!(late.task_success.rate, 0.5);
+    assert_eq!(late.omitted_context.expect("spread").median, 3.5);
+}
+
+#[test]
+fn any_unsafe_cell_ranks_below_every_safe_strategy_regardless_of_tokens() {
+    let unsafe_cell = |violations: u32, dups: u32| Cell {
+        success: true,
+        omitted: 0,
+        dups,
+        violations,
+        restore: 1,
+    };
+    let rs = vec![
+        // Cheap and fully successful, but one cell with a duplicate side effect.
+        record("Cheap", "p", 0, unsafe_cell(0, 1)),
+        record("Cheap", "p", 1, cell(true, 0, 1)),
+        // Cheap, successful, one safety violation.
+        record("Risky", "p", 0, unsafe_cell(1, 0)),
+        // Safe, lower success.
+        record("Weak", "p", 0, cell(false, 0, 10)),
+        record("Weak", "p", 1, cell(true, 0, 10)),
+        // Safe, full success, expensive.
+        record("Costly", "p", 0, cell(true, 0, 5000)),
+        // Safe, full success, cheaper: ties on success, wins on restore tokens.
+        record("Lean", "p", 0, cell(true, 0, 50)),
+    ];
+    let s = summarize(&rs);
+    let order: Vec<(&str, usize, usize)> = s
+        .ranking
+        .iter()
+        .map(|r| (r.strategy.as_str(), r.rank, r.unsafe_cells))
+        .collect();
+    assert_eq!(
+        order,
+        vec![
+            ("Lean", 1, 0),
+            ("Costly", 2, 0),
+            ("Weak", 3, 0),
+            // Unsafe strategies last, however cheap; between them success (1.0 each) and median
+            // restore tokens (1 each) tie, so the strategy name decides.
+            ("Cheap", 4, 1),
+            ("Risky", 5, 1),
+        ]
+    );
+}
