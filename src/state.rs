@@ -359,6 +359,26 @@ impl InterruptedState {
         self.tool(&call.tool).is_some_and(|t| !t.read_only)
     }
 
+    /// The later event, if any, in which the source run itself verified that the timed-out write
+    /// of event `id` committed: a successful read-only call given the write's idempotency key whose
+    /// result shows that key (the record the write made).
+    pub fn verified_commit(&self, id: &str) -> Option<&SourceEvent> {
+        let at = self.events.iter().position(|e| e.id == id)?;
+        let call = self.events[at].call.as_ref()?;
+        if call.outcome != ObservedOutcome::TimedOut {
+            return None;
+        }
+        let key = call.idempotency_key.as_ref()?;
+        self.events[at + 1..].iter().find(|e| {
+            e.call.as_ref().is_some_and(|c| {
+                c.outcome == ObservedOutcome::Ok
+                    && !self.is_write(c)
+                    && c.args.values().any(|v| v.as_str() == Some(key.as_str()))
+                    && c.result_text.contains(key.as_str())
+            })
+        })
+    }
+
     /// The user's sentences that constrain the run ([`crate::text::is_constraint`]), with the
     /// event each comes from, in order.
     pub fn user_constraints(&self) -> Vec<(String, String)> {

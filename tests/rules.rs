@@ -224,3 +224,40 @@ fn text_handoffs_get_the_rules_checkable_on_text() {
         compaction_eval::checkpoint::rules::check_text(&c.text, &st)
     );
 }
+
+#[test]
+fn a_write_the_source_run_verified_is_settled_not_flagged() {
+    // At mid_implementation the source has already looked the timed-out create_ticket up by its
+    // key and seen T-2044: marking it committed raises nothing, and C keeps no stale
+    // "unknown, reconcile first" stop condition for it.
+    let st = state("support-ticket-timeout", "mid_implementation");
+    assert!(st.state.verified_commit("event-0021").is_some());
+    let cp = c_checkpoint(&st);
+    let op = cp
+        .operations
+        .iter()
+        .find(|o| o.origin_ref == "event-0021")
+        .expect("the write is carried");
+    assert_eq!(
+        op.status,
+        compaction_eval::checkpoint::OperationStatus::Committed
+    );
+    assert!(
+        !cp.stop_conditions
+            .iter()
+            .any(|s| s.contains("ticket-intent-017") && s.contains("unknown")),
+        "{:?}",
+        cp.stop_conditions
+    );
+    assert!(rules(&check(&cp, &st)).is_empty(), "{:?}", check(&cp, &st));
+    // Before the lookup the same marking is a raised verification.
+    let (st, mut cp) = support();
+    for o in cp
+        .operations
+        .iter_mut()
+        .filter(|o| o.origin_ref == "event-0021")
+    {
+        o.status = compaction_eval::checkpoint::OperationStatus::Committed;
+    }
+    assert!(rules(&check(&cp, &st)).contains(&"verification_raised"));
+}

@@ -163,7 +163,9 @@ pub fn check(cp: &Checkpoint, at: &RestorePoint) -> Vec<RuleViolation> {
     // Non-terminal operations must survive, with a non-committed status.
     for e in &state.events {
         let Some(c) = &e.call else { continue };
-        let pending = c.outcome == ObservedOutcome::TimedOut;
+        // A timed-out write the source run itself verified before the interrupt is settled.
+        let pending =
+            c.outcome == ObservedOutcome::TimedOut && state.verified_commit(&e.id).is_none();
         if pending && state.is_write(c) {
             match cp.operations.iter().find(|o| o.origin_ref == e.id) {
                 None => v.push(RuleViolation {
@@ -403,7 +405,10 @@ pub fn check_text(text: &str, at: &RestorePoint) -> Vec<RuleViolation> {
     }
     for e in &state.events {
         let Some(c) = &e.call else { continue };
-        if c.outcome != ObservedOutcome::TimedOut || !state.is_write(c) {
+        if c.outcome != ObservedOutcome::TimedOut
+            || !state.is_write(c)
+            || state.verified_commit(&e.id).is_some()
+        {
             continue;
         }
         let Some(key) = &c.idempotency_key else {

@@ -291,6 +291,10 @@ pub fn build(state: &InterruptedState, excerpt_chars: usize, retrieval: bool) ->
                         ObservedOutcome::Ok => {
                             (OperationStatus::Committed, ResumeRule::DoNotRepeat)
                         }
+                        // Unless the source run itself looked the write up afterwards and saw it.
+                        ObservedOutcome::TimedOut if state.verified_commit(&e.id).is_some() => {
+                            (OperationStatus::Committed, ResumeRule::DoNotRepeat)
+                        }
                         ObservedOutcome::TimedOut => {
                             (OperationStatus::Unknown, ResumeRule::ReconcileFirst)
                         }
