@@ -550,7 +550,10 @@ fn a_plugin_that_dumps_everything_behind_an_unclosed_tag_games_nothing() {
             .count()
     };
     assert!(recs.iter().all(|r| r.status == Status::Ok), "{recs:?}");
-    assert!(followed("exec:dump") > 0, "the dump plug-in is followed like a transcript");
+    assert!(
+        followed("exec:dump") > 0,
+        "the dump plug-in is followed like a transcript"
+    );
     assert!(
         recs.iter()
             .filter(|r| r.strategy == "exec:dump")
