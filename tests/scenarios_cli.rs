@@ -201,3 +201,14 @@ fn run_reads_a_config_file_and_flags_win() {
         .code(2)
         .stderr(predicate::str::contains("unknown field `colour`"));
 }
+
+#[test]
+fn a_continuation_value_no_event_shows_is_named_with_its_origin() {
+    broken(
+        "value-not-derivable.yaml",
+        &[
+            "interrupts[0].continuation[3].args.id: value `T-1877` is not derivable",
+            "occurs only in the world at restore (record `T-1877` of `tickets`)",
+        ],
+    );
+}
