@@ -233,3 +233,14 @@ fn an_authors_silent_mistakes_are_errors_naming_file_path_and_fix() {
         ],
     );
 }
+
+#[test]
+fn a_continuation_value_no_event_shows_is_named_with_its_origin() {
+    broken(
+        "value-not-derivable.yaml",
+        &[
+            "interrupts[0].continuation[3].args.id: value `T-1877` is not derivable",
+            "occurs only in the world at restore (record `T-1877` of `tickets`)",
+        ],
+    );
+}

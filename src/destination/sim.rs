@@ -10,10 +10,19 @@
 //! - `literal` does the same but obeys any injected directive that appears outside a quotation.
 //! - With a retrieval tool offered, a destination that lacks a fact whose source was a document
 //!   named in the handoff retrieves that document first and learns what its current text shows.
+//! - A destination other than `oracle` uses a literal argument value only when it can see it
+//!   (the rule of `crate::scenario::values`): in the handoff text, the objective, the tool
+//!   definitions, or a result it received in this continuation. For a value it cannot see it
+//!   acts on the older value when it holds the older revision of a perturbed resource
+//!   (`replace` → `find`, or a declared change `to` → `from`); otherwise it first re-performs the
+//!   latest source-run read whose result contained the value (repeated work); otherwise — a value
+//!   the scenario grounds nowhere, which `scenarios validate` rejects for reference
+//!   continuations — it uses the value anyway.
 //! - `attention > 0` forgets each recalled fact with probability `min(0.9, attention × tokens /
 //!   8000)`, drawn from the cell's seed: a model of distraction by long context, off by default.
 
 use std::collections::VecDeque;
+use std::sync::{Arc, Mutex};
 
 use std::time::Instant;
 
@@ -21,8 +30,10 @@ use crate::provenance::Presentation;
 use crate::stats::SplitMix64;
 
 use super::{Action, ActionFuture, ActionResult, Destination, DestinationReport};
+use crate::scenario::values::{needed_values, seen_text, substitute, tools_text, visible};
 use crate::scenario::{
-    Bindings, Edit, EventKind, Fact, FactKind, FinishStatus, Interrupt, Scenario, Step, normalize,
+    Bindings, Edit, EventKind, Fact, FactKind, FinishStatus, Interrupt, Object, Scenario, Step,
+    event_text, normalize, replay_prefix,
 };
 use crate::strategy::Handoff;
 
@@ -48,7 +59,7 @@ pub fn follows_directive(kind: SimKind, verdicts: &[Presentation]) -> bool {
 /// A simulated destination for one cell.
 pub struct SimAgent {
     kind: SimKind,
-    scenario: std::sync::Arc<Scenario>,
+    scenario: Arc<Scenario>,
     interrupt: Interrupt,
     knowledge: String,
     /// The handoff text as received (for judging how it presents each fact).
@@ -66,12 +77,23 @@ pub struct SimAgent {
     pub obeyed: Vec<String>,
     /// Hypotheses it read as established.
     pub promoted: Vec<String>,
+    /// What it can see (handoff, objective, tool definitions, results received), in the form
+    /// `crate::scenario::values::visible` searches.
+    seen: String,
+    /// Source-run reads (tool, args, result text in seen form), in event order, up to the
+    /// interrupt point.
+    /// Computed on first need (a replay of the source run).
+    source_reads: Option<Arc<Vec<SourceRead>>>,
+    /// Source reads already re-performed in this continuation (event ids).
+    reread: Vec<String>,
+    /// Argument values it could not see, as `tool args.path = value → what it did`.
+    pub invisible: Vec<String>,
 }
 
 impl SimAgent {
     pub fn new(
         kind: SimKind,
-        scenario: std::sync::Arc<Scenario>,
+        scenario: Arc<Scenario>,
         interrupt: &Interrupt,
         handoff: &Handoff,
         seed: u64,
@@ -94,8 +116,20 @@ impl SimAgent {
             lost_facts: Vec::new(),
             obeyed: Vec::new(),
             promoted: Vec::new(),
+            seen: String::new(),
+            source_reads: None,
+            reread: Vec::new(),
+            invisible: Vec::new(),
             scenario,
         };
+        if kind != SimKind::Oracle {
+            agent.seen = format!(
+                "{} {} {}",
+                seen_text(&handoff.text),
+                seen_text(&agent.scenario.objective),
+                seen_text(&tools_text(&agent.scenario.world.tools))
+            );
+        }
         if kind != SimKind::Oracle && offers_retrieve {
             agent.retrieves = agent.retrieval_candidates(&handoff.text).into();
         }
@@ -214,6 +248,60 @@ impl SimAgent {
     }
 }
 
+type SourceRead = (String, String, Object, String);
+
+type ReadCache = Vec<(std::sync::Weak<Scenario>, String, Arc<Vec<SourceRead>>)>;
+
+/// [`replay_source_reads`], computed once per scenario (the same `Arc`, still alive) and point.
+fn source_reads(s: &Arc<Scenario>, it: &Interrupt) -> Arc<Vec<SourceRead>> {
+    static CACHE: Mutex<ReadCache> = Mutex::new(Vec::new());
+    let key = format!("{}\u{0}{}", it.point, it.after);
+    if let Ok(mut cache) = CACHE.lock() {
+        cache.retain(|(w, _, _)| w.strong_count() > 0);
+        if let Some((_, _, r)) = cache
+            .iter()
+            .find(|(w, k, _)| *k == key && w.upgrade().is_some_and(|a| Arc::ptr_eq(&a, s)))
+        {
+            return r.clone();
+        }
+        let r = Arc::new(replay_source_reads(s, it));
+        cache.push((Arc::downgrade(s), key, r.clone()));
+        return r;
+    }
+    Arc::new(replay_source_reads(s, it))
+}
+
+/// The source run's reads (calls of tools that change nothing) up to the interrupt point, with
+/// the text of the result the source saw.
+fn replay_source_reads(s: &Scenario, it: &Interrupt) -> Vec<SourceRead> {
+    let Some(cut) = s.event_index(&it.after) else {
+        return Vec::new();
+    };
+    let Ok(replay) = replay_prefix(s, cut, &crate::world::lost_responses(it)) else {
+        return Vec::new();
+    };
+    let mut out = Vec::new();
+    for (k, ev) in s.events.iter().enumerate().take(cut + 1) {
+        let (Some(tool), Some(Some(r))) = (&ev.call, replay.results.get(k)) else {
+            continue;
+        };
+        let reads = s
+            .world
+            .tools
+            .iter()
+            .any(|t| &t.name == tool && !t.effect.is_write());
+        if reads && r.output.is_ok() {
+            out.push((
+                ev.id.clone(),
+                tool.clone(),
+                ev.args.clone().unwrap_or_default(),
+                seen_text(&event_text(ev, Some(r))),
+            ));
+        }
+    }
+    out
+}
+
 fn apply_edit(steps: &mut Vec<Step>, e: &Edit, s: &Scenario, starts: &mut usize) {
     if let Some(target) = &e.skip {
         steps.retain(|st| {
@@ -287,8 +375,59 @@ impl Destination for SimAgent {
 }
 
 impl SimAgent {
+    /// Applies the visible-values rule to a call step about to be made: `Ok(args)` (possibly
+    /// acting on older values) or `Err(read)`, a source read to re-perform first.
+    fn check_values(&mut self, tool: &str, raw: &Object) -> Result<Object, Action> {
+        let mut args = raw.clone();
+        let spec = self.scenario.world.tools.iter().find(|t| t.name == tool);
+        for n in needed_values(spec, raw, &self.interrupt.perturb) {
+            if visible(&self.seen, &n.piece) {
+                continue;
+            }
+            if let Some(older) = &n.older
+                && visible(&self.seen, older)
+            {
+                substitute(&mut args, &n.path, &n.piece, older);
+                self.invisible.push(format!(
+                    "{tool} {} = {:?} → older value {:?}",
+                    n.path, n.piece, older
+                ));
+                continue;
+            }
+            let wanted = [Some(n.piece.as_str()), n.older.as_deref()];
+            let reads = self
+                .source_reads
+                .get_or_insert_with(|| source_reads(&self.scenario, &self.interrupt));
+            let read = reads.iter().rev().find(|(id, _, _, text)| {
+                !self.reread.contains(id)
+                    && wanted
+                        .iter()
+                        .flatten()
+                        .any(|w| text.contains(&seen_text(w)))
+            });
+            if let Some((id, t, a, _)) = read {
+                self.invisible
+                    .push(format!("{tool} {} = {:?} → re-read {id}", n.path, n.piece));
+                self.reread.push(id.clone());
+                return Err(Action::Call {
+                    tool: t.clone(),
+                    args: a.clone(),
+                });
+            }
+            self.invisible
+                .push(format!("{tool} {} = {:?} → used unseen", n.path, n.piece));
+        }
+        Ok(args)
+    }
+
     /// The next action (the simulated destination answers at once).
     pub fn act(&mut self, last: Option<&ActionResult>) -> Action {
+        if self.kind != SimKind::Oracle
+            && let Some(r) = last
+        {
+            self.seen.push(' ');
+            self.seen.push_str(&seen_text(&r.text));
+        }
         if let (Some(name), Some(r)) = (self.pending_bind.take(), last)
             && let (true, Some(v)) = (r.ok, &r.value)
         {
@@ -318,10 +457,23 @@ impl SimAgent {
                 };
             };
             if let Some(tool) = &step.call {
-                let empty = crate::scenario::Object::new();
+                let empty = Object::new();
+                let mut raw = step.args.clone().unwrap_or(empty);
+                if self.kind != SimKind::Oracle {
+                    match self.check_values(tool, &raw) {
+                        Ok(a) => raw = a,
+                        Err(read) => {
+                            // Re-read first, then come back to this step.
+                            if let Some(p) = self.plan.as_mut() {
+                                p.push_front(step);
+                            }
+                            return read;
+                        }
+                    }
+                }
                 // A step whose arguments refer to a result it never got is skipped, as an agent
                 // without that result could not have made the call.
-                let Ok(args) = self.bindings.resolve(step.args.as_ref().unwrap_or(&empty)) else {
+                let Ok(args) = self.bindings.resolve(&raw) else {
                     continue;
                 };
                 self.pending_bind = step.bind.clone();

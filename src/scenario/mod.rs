@@ -11,6 +11,7 @@ mod replay;
 mod script;
 mod types;
 mod validate;
+pub mod values;
 
 use std::path::{Path, PathBuf};
 

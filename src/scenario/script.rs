@@ -17,7 +17,7 @@ pub struct Bindings {
     salt: String,
 }
 
-fn is_reference(s: &str) -> bool {
+pub(crate) fn is_reference(s: &str) -> bool {
     let Some(rest) = s.strip_prefix('$') else {
         return false;
     };

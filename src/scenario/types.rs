@@ -511,12 +511,27 @@ pub struct Perturbation {
     pub find: Option<String>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub replace: Option<String>,
+    /// Values the new revision of `resource` changes: `from` occurs in the older text, `to` in the
+    /// new one. A simulated destination that holds the older revision and cannot see `to` uses
+    /// `from` wherever the continuation uses `to` (as it does with `replace` → `find`).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub changes: Vec<ValueChange>,
     /// Minutes the clock moves forward (an approval may expire).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub advance_minutes: Option<u64>,
     /// A committed call (event id) whose response was lost: the source transcript shows a timeout.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub lose_response: Option<String>,
+}
+
+/// A value a resource perturbation changes.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct ValueChange {
+    /// The value in the older revision.
+    pub from: String,
+    /// The value in the new revision.
+    pub to: String,
 }
 
 /// One step of a reference continuation. Exactly one of `call`, `ask`, `request_approval`,

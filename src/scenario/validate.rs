@@ -10,9 +10,10 @@ use std::fmt;
 use serde::Serialize;
 
 use super::detect::normalize;
-use super::replay::{event_text, replay_prefix};
+use super::replay::{Replay, event_text, replay_prefix};
 use super::script::{Bindings, run_script};
 use super::types::*;
+use super::values::{needed_values, seen_text, tools_text, visible};
 use crate::world::{
     Outcome, Phase, apply_perturbations, forbidden_matches, lost_responses, parse_time,
 };
@@ -520,6 +521,31 @@ fn check_interrupts(c: &mut Checker) {
                         "a resource perturbation needs `text`, or `find` and `replace`",
                     );
                 }
+                let old_text = s.world.resources.get(r).map(|x| x.text.as_str());
+                let new_text = pt.text.as_deref().or(pt.replace.as_deref()).unwrap_or("");
+                for (k, ch) in pt.changes.iter().enumerate() {
+                    if ch.from.trim().is_empty() || !old_text.is_some_and(|t| t.contains(&ch.from))
+                    {
+                        c.err(
+                            format!("{pp}.changes[{k}].from"),
+                            format!(
+                                "`{}` does not occur in the resource's initial text",
+                                ch.from
+                            ),
+                        );
+                    }
+                    if ch.to.trim().is_empty() || !new_text.contains(&ch.to) {
+                        c.err(
+                            format!("{pp}.changes[{k}].to"),
+                            format!("`{}` does not occur in the new text", ch.to),
+                        );
+                    }
+                }
+            } else if !pt.changes.is_empty() {
+                c.err(
+                    format!("{pp}.changes"),
+                    "`changes` belongs to a resource perturbation",
+                );
             }
             if let Some(e) = &pt.lose_response
                 && let Some(k) = c.check_event_ref(format!("{pp}.lose_response"), e)
@@ -801,6 +827,7 @@ fn check_replays(c: &mut Checker) {
             c.err(format!("{p}.perturb"), e);
             continue;
         }
+        check_values(c, i, it, cut, &replay);
         let mut world = replay.world;
         let mut bindings = Bindings::new("validate");
         let out = run_script(
@@ -846,6 +873,99 @@ fn check_replays(c: &mut Checker) {
             }
         }
     }
+}
+
+/// Every copied argument value of the reference continuation (see [`super::values`]) must be
+/// derivable: in the objective, in the text of an event at or before the interrupt point (what a
+/// full handoff shows), or in a result of an earlier continuation step.
+fn check_values(c: &mut Checker, i: usize, it: &Interrupt, cut: usize, replay: &Replay) {
+    let s = c.s;
+    let mut seen = seen_text(&s.objective);
+    seen.push(' ');
+    seen.push_str(&seen_text(&tools_text(&s.world.tools)));
+    for (k, ev) in s.events.iter().enumerate().take(cut + 1) {
+        seen.push(' ');
+        seen.push_str(&seen_text(&event_text(ev, replay.results[k].as_ref())));
+    }
+    let mut world = replay.world.clone();
+    let mut bindings = Bindings::new("validate");
+    for (j, st) in it.continuation.iter().enumerate() {
+        let text = if let Some(tool) = &st.call {
+            let empty = Object::new();
+            let raw = st.args.as_ref().unwrap_or(&empty);
+            for n in needed_values(c.tool(tool), raw, &it.perturb) {
+                if visible(&seen, &n.piece) {
+                    continue;
+                }
+                let what = if n.older.is_some() {
+                    format!(
+                        "the new text `{}` of a perturbed resource",
+                        truncate(&n.piece, 80)
+                    )
+                } else {
+                    format!("value `{}`", truncate(&n.piece, 80))
+                };
+                let origin = value_origin(s, cut, &world, &n.piece);
+                c.err(
+                    format!("interrupts[{i}].continuation[{j}].{}", n.path),
+                    format!(
+                        "{what} is not derivable from `{}`: it is not in the objective, in an event up to `{}`, or in an earlier result of the continuation{origin}",
+                        it.point, it.after
+                    ),
+                );
+            }
+            let Ok(args) = bindings.resolve(raw) else {
+                continue;
+            };
+            let r = world.call(Phase::Continuation, tool, &args, None, None);
+            if let (Some(name), Ok(v)) = (&st.bind, &r.output) {
+                bindings.bind(name, v);
+            }
+            r.text()
+        } else if let Some(q) = &st.ask {
+            s.user.answer(q).to_string()
+        } else if let Some(id) = &st.request_approval {
+            world.request_approval(Phase::Continuation, id).text()
+        } else if let Some(key) = &st.retrieve {
+            world.retrieve(Phase::Continuation, key).text()
+        } else {
+            break;
+        };
+        seen.push(' ');
+        seen.push_str(&seen_text(&text));
+    }
+}
+
+/// Where an underivable value does occur: an event after the interrupt point, or only the world
+/// at restore (a resource or a record).
+fn value_origin(s: &Scenario, cut: usize, world: &crate::world::World, piece: &str) -> String {
+    let p = seen_text(piece);
+    let full = replay_prefix(s, s.events.len() - 1, &[]).ok();
+    for (k, ev) in s.events.iter().enumerate().skip(cut + 1) {
+        let res = full.as_ref().and_then(|f| f.results[k].as_ref());
+        if seen_text(&event_text(ev, res)).contains(&p) {
+            return format!(
+                "; it first occurs in `{}`, after the interrupt point",
+                ev.id
+            );
+        }
+    }
+    for (key, r) in world.resources() {
+        if seen_text(&r.text).contains(&p) {
+            return format!("; it occurs only in the world at restore (resource `{key}`)");
+        }
+    }
+    for name in s.world.collections.keys() {
+        for rec in world.records(name) {
+            if seen_text(&serde_json::to_string(rec).unwrap_or_default()).contains(&p) {
+                let id = rec.get("id").and_then(|v| v.as_str()).unwrap_or("?");
+                return format!(
+                    "; it occurs only in the world at restore (record `{id}` of `{name}`)"
+                );
+            }
+        }
+    }
+    String::new()
 }
 
 fn truncate(s: &str, n: usize) -> String {

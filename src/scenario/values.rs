@@ -1,0 +1,285 @@
+//! Which argument values of a call an agent must have seen (issue 11, item 3).
+//!
+//! A simulated destination may use a literal argument value only when it can see it: in the
+//! handoff text, the objective, or a result it read during its own continuation. Values bound
+//! from results (`$name.field`) and `$fresh` are visible by construction. `scenarios validate`
+//! checks the same rule on every reference continuation.
+//!
+//! Which values count (a *copied* value — something an agent cannot compose and must have read):
+//! - a string without white space of at least 4 characters (an id, key, path, amount, address,
+//!   date) that is not one of the parameter's declared `allowed` values and not the parameter's
+//!   own name;
+//! - a number of 3 digits or more (`|n| >= 100`);
+//! - never a boolean or null;
+//! - never the idempotency key of a write (its `idempotency_key_param`, or a parameter named
+//!   `idempotency_key`): a key the agent mints.
+//!
+//! Visible means: contained in the seen text after normalisation (lowercase, white space folded,
+//! [`crate::text::normalize`]) and with thousands separators between digits dropped, so `1309.00`
+//! is visible in "1,309.00". The seen text always includes the tool definitions (names,
+//! descriptions, parameters) the agent is given.
+//!
+//! A string with white space is text the agent composes (a title, a message body, a code edit)
+//! and is not checked as a whole; but any string that contains the new text of a resource
+//! perturbation of the interrupt point (its `replace`, or the `to` of one of its `changes`) needs
+//! that text visible — it is the stale resource's new revision.
+
+use serde_json::Value;
+
+use super::detect::normalize;
+use super::types::{Object, ParamSpec, Perturbation, ToolSpec};
+
+/// One piece of an argument that must be visible.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Needed {
+    /// Where in the arguments: `args.path`, `args.items[0].id`.
+    pub path: String,
+    /// The text that must be visible (the whole value, or a perturbation's `replace` text).
+    pub piece: String,
+    /// For a perturbation's `replace` text: the older text (`find`) it replaced.
+    pub older: Option<String>,
+}
+
+/// Whether a string is a copied value under the rule above.
+pub fn is_copied_value(param: &str, spec: Option<&ParamSpec>, s: &str) -> bool {
+    let t = s.trim();
+    if t.is_empty() || t.starts_with('$') || t.chars().any(char::is_whitespace) {
+        return false;
+    }
+    if t.chars().count() < 4 || t.eq_ignore_ascii_case(param) {
+        return false;
+    }
+    let allowed = match spec {
+        Some(ParamSpec::Full(d)) => d.allowed.as_deref().unwrap_or(&[]),
+        _ => &[],
+    };
+    !allowed
+        .iter()
+        .any(|a| a.as_str().is_some_and(|a| a.eq_ignore_ascii_case(t)))
+}
+
+fn number_needed(v: &Value) -> bool {
+    v.as_f64().is_some_and(|n| n.abs() >= 100.0)
+}
+
+/// The pieces of `args` (literal, unresolved: `$…` references are skipped) that must be visible
+/// before a call of `tool` is made from an interrupt point with perturbations `perturb`.
+pub fn needed_values(
+    tool: Option<&ToolSpec>,
+    args: &Object,
+    perturb: &[Perturbation],
+) -> Vec<Needed> {
+    let mut out = Vec::new();
+    for (k, v) in args {
+        let spec = tool.and_then(|t| t.params.get(k));
+        let minted = tool.is_some_and(|t| {
+            t.idempotency_key_param.as_deref() == Some(k.as_str())
+                || (t.effect.is_write() && k == "idempotency_key")
+        });
+        let before = out.len();
+        walk(&format!("args.{k}"), k, spec, v, perturb, &mut out);
+        if minted {
+            // A new idempotency key is the agent's own choice (any fresh value would do); reusing
+            // the original key after a timeout is what the pending-operation facts test.
+            let mut i = before;
+            while i < out.len() {
+                if out[i].older.is_none() {
+                    out.remove(i);
+                } else {
+                    i += 1;
+                }
+            }
+        }
+    }
+    out
+}
+
+fn walk(
+    path: &str,
+    param: &str,
+    spec: Option<&ParamSpec>,
+    v: &Value,
+    perturb: &[Perturbation],
+    out: &mut Vec<Needed>,
+) {
+    match v {
+        Value::String(s) => {
+            if s == "$fresh" || super::script::is_reference(s) {
+                return;
+            }
+            if is_copied_value(param, spec, s) {
+                out.push(Needed {
+                    path: path.to_string(),
+                    piece: s.clone(),
+                    older: None,
+                });
+            }
+            for (older, newer) in revised_values(perturb) {
+                if !newer.trim().is_empty() && s.contains(newer) {
+                    out.push(Needed {
+                        path: path.to_string(),
+                        piece: newer.to_string(),
+                        older: Some(older.to_string()),
+                    });
+                }
+            }
+        }
+        Value::Number(_) if number_needed(v) => out.push(Needed {
+            path: path.to_string(),
+            piece: v.to_string(),
+            older: None,
+        }),
+        Value::Array(a) => {
+            for (i, x) in a.iter().enumerate() {
+                walk(&format!("{path}[{i}]"), param, None, x, perturb, out);
+            }
+        }
+        Value::Object(o) => {
+            for (k, x) in o {
+                walk(&format!("{path}.{k}"), k, None, x, perturb, out);
+            }
+        }
+        _ => {}
+    }
+}
+
+/// The form of a text that [`visible`] searches: normalised, thousands separators dropped.
+pub fn seen_text(text: &str) -> String {
+    fold_digits(&normalize(text))
+}
+
+fn fold_digits(s: &str) -> String {
+    let chars: Vec<char> = s.chars().collect();
+    let mut out = String::with_capacity(s.len());
+    for (i, c) in chars.iter().enumerate() {
+        let between = *c == ','
+            && i > 0
+            && chars[i - 1].is_ascii_digit()
+            && chars.get(i + 1).is_some_and(|n| n.is_ascii_digit());
+        if !between {
+            out.push(*c);
+        }
+    }
+    out
+}
+
+/// What the agent is always given: the tool definitions.
+pub fn tools_text(tools: &[ToolSpec]) -> String {
+    let mut out = String::new();
+    for t in tools {
+        out.push_str(&t.name);
+        out.push(' ');
+        out.push_str(&t.description);
+        out.push(' ');
+        out.push_str(&serde_json::to_string(&t.params).unwrap_or_default());
+        out.push('\n');
+    }
+    out
+}
+
+/// The (older, newer) text pairs of an interrupt point's resource perturbations: `find` →
+/// `replace`, and each declared `changes` entry.
+pub fn revised_values(perturb: &[Perturbation]) -> Vec<(&str, &str)> {
+    let mut out = Vec::new();
+    for p in perturb.iter().filter(|p| p.resource.is_some()) {
+        if let (Some(f), Some(r)) = (&p.find, &p.replace) {
+            out.push((f.as_str(), r.as_str()));
+        }
+        for c in &p.changes {
+            out.push((c.from.as_str(), c.to.as_str()));
+        }
+    }
+    out
+}
+
+/// Whether `piece` is visible in `seen` (built with [`seen_text`]).
+pub fn visible(seen: &str, piece: &str) -> bool {
+    let p = seen_text(piece);
+    !p.is_empty() && seen.contains(&p)
+}
+
+/// Replaces `piece` by `older` in every string leaf of `args` at `path` (the destination acts on
+/// the older revision it holds).
+pub fn substitute(args: &mut Object, path: &str, piece: &str, older: &str) {
+    let Some(rest) = path.strip_prefix("args.") else {
+        return;
+    };
+    let mut cur: Option<&mut Value> = None;
+    for (n, seg) in split_path(rest).into_iter().enumerate() {
+        cur = match (n, cur, seg) {
+            (0, _, Seg::Key(k)) => args.get_mut(&k),
+            (_, Some(Value::Object(o)), Seg::Key(k)) => o.get_mut(&k),
+            (_, Some(Value::Array(a)), Seg::Index(i)) => a.get_mut(i),
+            _ => None,
+        };
+        if cur.is_none() {
+            return;
+        }
+    }
+    if let Some(Value::String(s)) = cur {
+        *s = s.replace(piece, older);
+    }
+}
+
+enum Seg {
+    Key(String),
+    Index(usize),
+}
+
+fn split_path(p: &str) -> Vec<Seg> {
+    let mut out = Vec::new();
+    for part in p.split('.') {
+        let (key, idx) = match part.find('[') {
+            Some(i) => (&part[..i], &part[i..]),
+            None => (part, ""),
+        };
+        if !key.is_empty() {
+            out.push(Seg::Key(key.to_string()));
+        }
+        for n in idx
+            .split(['[', ']'])
+            .filter(|x| !x.is_empty())
+            .filter_map(|x| x.parse().ok())
+        {
+            out.push(Seg::Index(n));
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn the_rule_skips_short_generic_and_composed_values() {
+        let args: Object = serde_json::from_value(json!({
+            "id": "PR-318", "status": "new", "flag": true, "n": 12, "amount": 4200,
+            "title": "a composed title", "key": "$fresh", "ref": "$pr.id", "path": "path",
+            "nested": [{"x": "INV-2026-001"}]
+        }))
+        .unwrap_or_default();
+        let mut got: Vec<String> = needed_values(None, &args, &[])
+            .into_iter()
+            .map(|n| format!("{}={}", n.path, n.piece))
+            .collect();
+        got.sort();
+        assert_eq!(
+            got,
+            vec![
+                "args.amount=4200",
+                "args.id=PR-318",
+                "args.nested[0].x=INV-2026-001"
+            ]
+        );
+    }
+
+    #[test]
+    fn substitution_reaches_nested_leaves() {
+        let mut args: Object =
+            serde_json::from_value(json!({"a": [{"b": "x NEW y"}]})).unwrap_or_default();
+        substitute(&mut args, "args.a[0].b", "NEW", "OLD");
+        assert_eq!(args["a"][0]["b"], json!("x OLD y"));
+    }
+}
