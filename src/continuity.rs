@@ -122,46 +122,6 @@ fn constraints(at: &RestorePoint) -> Vec<(String, String)> {
         .collect()
 }
 
-/// Whether the handoff presents the pending write as uncertain *together with* its idempotency
-/// key and a reconcile-first rule, in one statement (`provenance::span`): a key that merely
-/// appears somewhere (in the objective, in an old call) does not carry the obligation.
-fn presents_reconcile_first(text: &str, key: &str) -> bool {
-    if key.is_empty() || key == "none" {
-        return false;
-    }
-    crate::provenance::find(text, key).into_iter().any(|p| {
-        let (span, context) = crate::provenance::span(text, p);
-        let l = format!("{context} {span}").to_lowercase();
-        let uncertain = [
-            "timed out",
-            "timeout",
-            "unknown",
-            "uncertain",
-            "no response",
-            "not confirmed",
-            "may have",
-            "side_effect_unknown",
-        ]
-        .iter()
-        .any(|w| l.contains(w));
-        let reconcile = [
-            "reconcile",
-            "check whether",
-            "check if",
-            "look up",
-            "look it up",
-            "find out whether",
-            "before any retry",
-            "before retrying",
-            "do not retry",
-            "don't retry",
-        ]
-        .iter()
-        .any(|w| l.contains(w));
-        uncertain && reconcile
-    })
-}
-
 fn expiry(world: &World, approval: Option<&str>) -> String {
     approval
         .and_then(|a| world.approval(a))
@@ -273,7 +233,7 @@ fn compacted_envelope(
         .iter()
         .filter(|o| {
             if o.starts_with("reconcile_") {
-                return presents_reconcile_first(&h.text, &full.idempotency_key);
+                return crate::provenance::presents_reconcile_first(&h.text, &full.idempotency_key);
             }
             has(o.strip_prefix("obtain_approval_").unwrap_or(o))
         })
@@ -315,7 +275,7 @@ fn compacted_envelope(
         e.delegated_principal_id = full.delegated_principal_id.as_deref().map(keep);
         e.delegated_scope = full.delegated_scope.as_deref().map(keep);
         let key_known = full.idempotency_key != "none" && has(&full.idempotency_key);
-        let uncertain = presents_reconcile_first(&h.text, &full.idempotency_key);
+        let uncertain = crate::provenance::presents_reconcile_first(&h.text, &full.idempotency_key);
         e.side_effect_status = match (key_known, uncertain, full.side_effect_status) {
             (true, true, _) => SideEffectStatus::SideEffectUnknown,
             (true, false, SideEffectStatus::SideEffectCommitted) => {

@@ -366,6 +366,42 @@ pub fn is_attributed_to_user(text: &str, pos: usize) -> bool {
     .any(|w| l.contains(w))
 }
 
+/// Whether some place that carries `key` (an idempotency key) states, in that one statement, that
+/// the write is uncertain and must be reconciled first — a key that merely appears somewhere (in
+/// the objective, in an old call) does not.
+pub fn presents_reconcile_first(text: &str, key: &str) -> bool {
+    if key.is_empty() || key == "none" {
+        return false;
+    }
+    find(text, key).into_iter().any(|p| {
+        let (span, context) = span(text, p);
+        let l = format!("{context} {span}").to_lowercase();
+        let uncertain = [
+            "timed out",
+            "timeout",
+            "unknown",
+            "uncertain",
+            "no response",
+            "not confirmed",
+            "may have",
+            "side_effect_unknown",
+        ];
+        let reconcile = [
+            "reconcile",
+            "check whether",
+            "check if",
+            "look up",
+            "look it up",
+            "find out whether",
+            "before any retry",
+            "before retrying",
+            "do not retry",
+            "don't retry",
+        ];
+        has_any(&l, &uncertain) && has_any(&l, &reconcile)
+    })
+}
+
 /// The verdicts of every occurrence of `phrase` in `text`.
 pub fn judge_all(text: &str, phrase: &str) -> Vec<Presentation> {
     find(text, phrase)

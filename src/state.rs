@@ -379,6 +379,16 @@ impl InterruptedState {
         })
     }
 
+    /// What the user and the agent themselves wrote (every message, no tool output), one per line.
+    pub fn own_words(&self) -> String {
+        self.events
+            .iter()
+            .filter(|e| e.call.is_none())
+            .map(|e| e.text.as_str())
+            .collect::<Vec<_>>()
+            .join("\n")
+    }
+
     /// The user's sentences that constrain the run ([`crate::text::is_constraint`]), with the
     /// event each comes from, in order.
     pub fn user_constraints(&self) -> Vec<(String, String)> {

@@ -231,15 +231,7 @@ pub fn check(cp: &Checkpoint, at: &RestorePoint) -> Vec<RuleViolation> {
     // (where it reads as the agent's plan), a resource whose `external` flag was dropped, and a
     // statement whose `ref` names a user message although its text is not the user's.
     // Six-word runs of outside documents that the user and the agent did not say themselves.
-    let own = normalize(
-        &state
-            .events
-            .iter()
-            .filter(|e| e.call.is_none())
-            .map(|e| e.text.as_str())
-            .collect::<Vec<_>>()
-            .join("\n"),
-    );
+    let own = normalize(&state.own_words());
     let outside_runs: Vec<String> = state
         .latest_observations()
         .into_iter()
@@ -366,15 +358,7 @@ pub fn check_text(text: &str, at: &RestorePoint) -> Vec<RuleViolation> {
     }
     // What the user and the agent themselves said: words of theirs that an outside document also
     // holds are theirs too, not a promotion.
-    let own_words = normalize(
-        &state
-            .events
-            .iter()
-            .filter(|e| e.call.is_none())
-            .map(|e| e.text.as_str())
-            .collect::<Vec<_>>()
-            .join("\n"),
-    );
+    let own_words = normalize(&state.own_words());
     for o in state
         .latest_observations()
         .into_iter()
@@ -414,28 +398,7 @@ pub fn check_text(text: &str, at: &RestorePoint) -> Vec<RuleViolation> {
         let Some(key) = &c.idempotency_key else {
             continue;
         };
-        let together = provenance::find(text, key).into_iter().any(|p| {
-            let (span, context) = provenance::span(text, p);
-            let l = format!("{context} {span}").to_lowercase();
-            [
-                "timed out",
-                "timeout",
-                "unknown",
-                "uncertain",
-                "no response",
-            ]
-            .iter()
-            .any(|w| l.contains(w))
-                && [
-                    "reconcile",
-                    "check whether",
-                    "look up",
-                    "before any retry",
-                    "do not retry",
-                ]
-                .iter()
-                .any(|w| l.contains(w))
-        });
+        let together = provenance::presents_reconcile_first(text, key);
         if !together {
             v.push(RuleViolation {
                 rule: "operation_missing",
