@@ -402,12 +402,35 @@ pub fn presents_reconcile_first(text: &str, key: &str) -> bool {
     })
 }
 
+thread_local! {
+    /// Verdicts already reached on this thread, by (text digest, phrase). Every cell that starts
+    /// from one handoff asks the same questions of the same text; judging each once per thread
+    /// keeps the judge off the hot path. Bounded: dropped when it reaches 100,000 entries.
+    static VERDICTS: std::cell::RefCell<std::collections::HashMap<(u64, usize, String), Vec<Presentation>>> =
+        std::cell::RefCell::new(std::collections::HashMap::new());
+}
+
 /// The verdicts of every occurrence of `phrase` in `text`.
 pub fn judge_all(text: &str, phrase: &str) -> Vec<Presentation> {
-    find(text, phrase)
+    use std::hash::{Hash, Hasher};
+    let mut h = std::collections::hash_map::DefaultHasher::new();
+    text.hash(&mut h);
+    let key = (h.finish(), text.len(), phrase.to_string());
+    if let Some(v) = VERDICTS.with(|m| m.borrow().get(&key).cloned()) {
+        return v;
+    }
+    let v: Vec<Presentation> = find(text, phrase)
         .into_iter()
         .map(|p| judge(text, p))
-        .collect()
+        .collect();
+    VERDICTS.with(|m| {
+        let mut m = m.borrow_mut();
+        if m.len() >= 100_000 {
+            m.clear();
+        }
+        m.insert(key, v.clone());
+    });
+    v
 }
 
 fn has_any(lower: &str, words: &[&str]) -> bool {
@@ -564,6 +587,10 @@ fn elements_around(
         }
         // The matching close after the position (counting nested elements of the same name).
         let close_pat = format!("</{name}>");
+        if !region[rel..].contains(&close_pat) {
+            // Unclosed after the position: it quotes nothing here.
+            continue;
+        }
         let open_pat = format!("<{name}");
         let mut depth = 0i32;
         let mut i = open_end;
