@@ -1,8 +1,8 @@
 //! The architecture's one rule, checked on the source: data flows one way, so no file of `src/`
 //! depends, through `crate::` paths, on a file that depends back on it.
 //!
-//! How it reads the code (text only, no compiler): every `crate::a::b::Name` path (in `use`
-//! statements, grouped or not, and inline) outside `#[cfg(test)]` code is resolved to the file that
+//! How it reads the code (text only, no compiler): every `crate::a::b::Name` and `super::…` path
+//! (in `use` statements, grouped or not, and inline) outside `#[cfg(test)]` code is resolved to the file that
 //! *defines* `Name`, following `pub use` re-exports (so `crate::scenario::Object` lands on
 //! `scenario/types.rs`, not on the `scenario/mod.rs` façade). A file's use of its own ancestor
 //! `mod.rs` (a module's façade, seen from inside the module) is not an edge. Then every cycle of
@@ -70,13 +70,18 @@ fn code_of(text: &str) -> String {
 
 /// Every `crate::…` path in the code, grouped imports expanded (`crate::a::{b, c::D}`).
 fn crate_paths(code: &str) -> Vec<Vec<String>> {
+    prefixed_paths(code, "crate::")
+}
+
+/// Every path after `prefix` (`crate::` or `super::`), grouped imports expanded.
+fn prefixed_paths(code: &str, prefix: &str) -> Vec<Vec<String>> {
     let mut out = Vec::new();
     let bytes: Vec<char> = code.chars().collect();
     let mut i = 0;
-    while let Some(pos) = find(&bytes, i, "crate::") {
+    while let Some(pos) = find(&bytes, i, prefix) {
         // `$crate::` in macros and `foo_crate::` are not ours.
         let prev = if pos > 0 { bytes[pos - 1] } else { ' ' };
-        i = pos + "crate::".len();
+        i = pos + prefix.len();
         if prev.is_alphanumeric() || prev == '_' || prev == '$' {
             continue;
         }
@@ -300,7 +305,18 @@ fn graph() -> (BTreeMap<PathBuf, BTreeSet<PathBuf>>, PathBuf) {
     let mut edges: BTreeMap<PathBuf, BTreeSet<PathBuf>> = BTreeMap::new();
     for (file, code) in &krate.code {
         let mine = krate.module_of(file);
-        for p in crate_paths(code) {
+        // `super::x` from a file is the sibling module `x` (or an item of the parent module).
+        let parent: Vec<String> = mine
+            .iter()
+            .take(mine.len().saturating_sub(1))
+            .cloned()
+            .collect();
+        let supers = prefixed_paths(code, "super::").into_iter().map(|p| {
+            let mut abs = parent.clone();
+            abs.extend(p);
+            abs
+        });
+        for p in crate_paths(code).into_iter().chain(supers) {
             let Some(target) = krate.resolve(&p, 0) else {
                 continue;
             };
@@ -427,6 +443,13 @@ fn the_checker_sees_a_cycle_and_resolves_re_exports() {
     );
     // On the real crate: `scenario::Object` is defined in scenario/types.rs, re-exported.
     let (edges, root) = graph();
+    // `super::` paths count: validation uses the authoring checks through `super::lint`.
+    let validate = root.join("scenario").join("validate.rs");
+    assert!(
+        edges[&validate].contains(&root.join("scenario").join("lint.rs")),
+        "{:?}",
+        edges[&validate]
+    );
     let world = root.join("world").join("mod.rs");
     assert!(
         edges[&world].contains(&root.join("scenario").join("types.rs")),

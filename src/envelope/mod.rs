@@ -26,6 +26,7 @@
 //! - Own the benchmark run: wiring the decision into runs and their event logs is the runner's job; this
 //!   module only exposes the functions it calls.
 
+mod codes;
 mod decision;
 mod digest;
 mod error;

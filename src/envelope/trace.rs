@@ -9,7 +9,7 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
-use super::decision::{Decision, ReasonCode};
+use super::codes::{Decision, ReasonCode};
 use super::types::{ContinuityEnvelope, CurrentState, SourceEventRange};
 
 /// The classes of structured state an envelope preserves without summarization (the rows of seed §2).

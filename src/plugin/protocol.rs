@@ -10,7 +10,7 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
 use crate::scenario::Object;
-use crate::strategy::{InterruptedState, ObservedOutcome};
+use crate::state::{InterruptedState, ObservedOutcome};
 
 pub const STATE_FORMAT: &str = "compaction-eval/state/2";
 pub const TEXT_FORMAT: &str = "compaction-eval/text/1";

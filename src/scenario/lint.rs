@@ -7,8 +7,8 @@
 
 use std::collections::BTreeSet;
 
+use super::problem::Problem;
 use super::types::*;
-use super::validate::Problem;
 
 fn problem(path: String, message: String) -> Problem {
     Problem { path, message }

@@ -7,6 +7,7 @@
 
 mod detect;
 mod lint;
+mod problem;
 mod replay;
 mod script;
 mod types;

@@ -5,9 +5,6 @@
 //! collects all problems rather than stopping at the first, so an author fixes a file in one pass.
 
 use std::collections::BTreeSet;
-use std::fmt;
-
-use serde::Serialize;
 
 use super::detect::normalize;
 use super::replay::{Replay, event_text, replay_prefix};
@@ -18,19 +15,7 @@ use crate::world::{
     Outcome, Phase, apply_perturbations, forbidden_matches, lost_responses, parse_time,
 };
 
-/// One problem in a scenario file.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
-pub struct Problem {
-    /// Where in the file: `interrupts[2].perturb[0].approval`.
-    pub path: String,
-    pub message: String,
-}
-
-impl fmt::Display for Problem {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "{}: {}", self.path, self.message)
-    }
-}
+pub use super::problem::Problem;
 
 /// Names reserved for the harness's own tools.
 pub const HARNESS_TOOLS: [&str; 4] = ["ask_user", "request_approval", "retrieve", "finish"];
