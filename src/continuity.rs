@@ -22,6 +22,9 @@ use crate::world::{World, sha256_digest};
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct ContinuityEval {
     pub scenario: String,
+    /// The history scale (`base`, `40k`, …).
+    #[serde(default = "crate::record::base_scale")]
+    pub scale: String,
     pub interrupt: String,
     pub strategy: String,
     pub envelope_id: String,
@@ -321,6 +324,7 @@ pub fn evaluate(at: &RestorePoint, h: &Handoff, full_history_text: &str) -> Cont
     trace.extend(r.compacted.events.iter().cloned());
     ContinuityEval {
         scenario: at.scenario.id.clone(),
+        scale: crate::record::base_scale(),
         interrupt: at.interrupt.point.clone(),
         strategy: h.strategy.clone(),
         envelope_id: compacted.envelope_id.clone(),

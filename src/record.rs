@@ -25,6 +25,9 @@ pub enum Status {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct RunRecord {
     pub scenario: String,
+    /// The history scale of the cell (`base`, `40k`, …; see `scenario::volume::Scale`).
+    #[serde(default = "base_scale")]
+    pub scale: String,
     pub interrupt: String,
     pub strategy: String,
     pub model: String,
@@ -58,11 +61,36 @@ pub struct Metrics {
     /// apart from the destination's `total_tokens`.
     #[serde(default)]
     pub compaction_tokens: u64,
+    /// Tokens of the full source history at the interrupt point (the unbounded transcript).
+    #[serde(default)]
+    pub history_tokens: u64,
+    /// `restore_tokens` ÷ `history_tokens` (0 when the history is empty).
+    #[serde(default)]
+    pub compression_ratio: f64,
+}
+
+/// The scale of a record written before scales existed.
+pub fn base_scale() -> String {
+    "base".into()
+}
+
+/// A handoff larger than the destination's usable context window: the cell was not continued.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Overflow {
+    pub restore_tokens: u64,
+    /// The destination's context window.
+    pub context_window: u64,
+    /// What the harness keeps free of it for the answer, the system prompt and the tools.
+    pub reserve: u64,
 }
 
 /// Why the metrics are what they are.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct Diagnostics {
+    /// The handoff did not fit the destination's context window (the cell is a failed
+    /// continuation, never a silently cut handoff).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub context_overflow: Option<Overflow>,
     /// Facts the handoff text did not show (as the destination reported them; simulated only).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub facts_lost_in_handoff: Vec<String>,

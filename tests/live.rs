@@ -187,6 +187,8 @@ fn run(port: u16, models: &[(&str, f64, u32)], out: &Path, cache: &Path) -> Vec<
             .iter()
             .map(|(n, t, r)| (n.to_string(), model(port, n, *t, *r)))
             .collect(),
+        scales: vec![compaction_eval::scenario::volume::Scale::Base],
+        attention: 0.0,
         ..RunConfig::default()
     };
     let plan = runner::plan(&cfg).expect("plan");
@@ -337,6 +339,8 @@ fn a_missing_key_variable_is_a_harness_error_naming_the_variable() {
         out: out.clone(),
         cache_dir: Some(cache),
         model_defs: [("scripted".to_string(), m)].into_iter().collect(),
+        scales: vec![compaction_eval::scenario::volume::Scale::Base],
+        attention: 0.0,
         ..RunConfig::default()
     };
     let plan = runner::plan(&cfg).expect("plan");
@@ -412,6 +416,8 @@ fn a_live_summariser_builds_b_and_its_tokens_are_charged_as_compaction_cost() {
         model_defs: [("summarizer".to_string(), model(port, "summarizer", 10.0, 1))]
             .into_iter()
             .collect(),
+        scales: vec![compaction_eval::scenario::volume::Scale::Base],
+        attention: 0.0,
         ..RunConfig::default()
     };
     let plan = runner::plan(&cfg).expect("plan");

@@ -8,6 +8,7 @@ use compaction_eval::report::analysis::{ReportOptions, analyse};
 fn record(scenario: &str, interrupt: &str, strategy: &str, rep: u32, quality: f64) -> RunRecord {
     RunRecord {
         scenario: scenario.into(),
+        scale: "base".into(),
         interrupt: interrupt.into(),
         strategy: strategy.into(),
         model: "sim".into(),
@@ -28,6 +29,8 @@ fn record(scenario: &str, interrupt: &str, strategy: &str, rep: u32, quality: f6
             first_action_ms: 1.0,
             completion_ms: 2.0,
             compaction_tokens: 0,
+            history_tokens: 0,
+            compression_ratio: 0.0,
         },
         diagnostics: Diagnostics::default(),
     }

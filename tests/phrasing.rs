@@ -37,6 +37,8 @@ fn outcomes(variant: &Scenario, tag: &str) -> Outcomes {
         scenarios: Some(vec![variant.id.clone()]),
         reps: 1,
         out: out.clone(),
+        scales: vec![compaction_eval::scenario::volume::Scale::Base],
+        attention: 0.0,
         ..Default::default()
     };
     let plan = runner::plan(&cfg).unwrap_or_else(|e| panic!("{tag}: {e}"));

@@ -25,6 +25,8 @@ fn run(strategy_dir: &Path, strategies: &[&str], out: &Path) -> Vec<RunRecord> {
         reps: 1,
         out: out.to_path_buf(),
         strategy_dir: strategy_dir.to_path_buf(),
+        scales: vec![compaction_eval::scenario::volume::Scale::Base],
+        attention: 0.0,
         ..RunConfig::default()
     };
     let plan = runner::plan(&cfg).expect("plan");

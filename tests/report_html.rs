@@ -13,6 +13,8 @@ fn model_written_text_is_escaped_and_plots_are_inlined() {
         strategies: vec!["B".into(), "C".into()],
         reps: 1,
         out: out.clone(),
+        scales: vec![compaction_eval::scenario::volume::Scale::Base],
+        attention: 0.0,
         ..RunConfig::default()
     };
     let plan = compaction_eval::runner::plan(&cfg).expect("plan");

@@ -15,6 +15,8 @@ fn run(models: &[&str], reps: u32, out: &Path) -> Vec<RunRecord> {
         models: models.iter().map(|s| s.to_string()).collect(),
         reps,
         out: out.to_path_buf(),
+        scales: vec![compaction_eval::scenario::volume::Scale::Base],
+        attention: 0.0,
         ..RunConfig::default()
     };
     let plan = runner::plan(&cfg).expect("plan");
@@ -106,6 +108,7 @@ fn same_seed_gives_identical_results_apart_from_timing() {
             "payments-refund-partial-failure".into(),
         ]),
         out: out.to_path_buf(),
+        scales: vec![compaction_eval::scenario::volume::Scale::Base],
         ..RunConfig::default()
     };
     for (dir, conc) in [(&a, 1), (&b, 4)] {
@@ -182,6 +185,8 @@ fn the_run_folder_has_every_output_and_resume_adds_nothing_twice() {
         reps: 1,
         limit: Some(20),
         out: out.clone(),
+        scales: vec![compaction_eval::scenario::volume::Scale::Base],
+        attention: 0.0,
         ..RunConfig::default()
     };
     let plan = runner::plan(&cfg).expect("plan");
@@ -222,6 +227,8 @@ fn the_run_folder_has_every_output_and_resume_adds_nothing_twice() {
 fn unknown_model_is_a_clear_error() {
     let cfg = RunConfig {
         models: vec!["gpt-9".into()],
+        scales: vec![compaction_eval::scenario::volume::Scale::Base],
+        attention: 0.0,
         ..RunConfig::default()
     };
     let err = runner::plan(&cfg)

@@ -17,6 +17,7 @@ struct Cell {
 fn record(strategy: &str, interrupt: &str, rep: u32, c: Cell) -> RunRecord {
     RunRecord {
         scenario: "s".into(),
+        scale: "base".into(),
         interrupt: interrupt.into(),
         strategy: strategy.into(),
         model: "sim".into(),
@@ -37,6 +38,8 @@ fn record(strategy: &str, interrupt: &str, rep: u32, c: Cell) -> RunRecord {
             first_action_ms: 1.0,
             completion_ms: 2.0,
             compaction_tokens: 0,
+            history_tokens: 0,
+            compression_ratio: 0.0,
         },
         diagnostics: Diagnostics::default(),
     }

@@ -159,6 +159,8 @@ fn an_invisible_value_is_reread_and_counted_as_repeated_work() {
         models: vec!["sim:careful".into()],
         reps: 1,
         out: out.clone(),
+        scales: vec![compaction_eval::scenario::volume::Scale::Base],
+        attention: 0.0,
         ..RunConfig::default()
     };
     let plan = runner::plan(&cfg).expect("plan");

@@ -92,9 +92,17 @@ pub struct RunArgs {
     /// Actions a destination may take before the cell ends [default: 40].
     #[arg(long)]
     pub step_budget: Option<u32>,
-    /// Simulated destinations' attention parameter (0 = off; see README) [default: 0].
+    /// Simulated destinations' distraction model: a multiplier of its calibrated forgetting
+    /// (1 = as fitted to RULER and Lost in the Middle, 0 = off; see README) [default: 1].
     #[arg(long)]
     pub attention: Option<f64>,
+    /// Comma-separated history scales: `base` and/or full-history token targets at the last
+    /// interrupt point (`40k`, `120000`) [default: base,40k,120k].
+    #[arg(long, value_delimiter = ',')]
+    pub scale: Option<Vec<String>>,
+    /// Context window of the simulated destinations, in tokens [default: 32768].
+    #[arg(long)]
+    pub context_window: Option<u64>,
     /// Folder of strategy configurations and templates [default: strategies].
     #[arg(long)]
     pub strategy_dir: Option<PathBuf>,
@@ -132,6 +140,8 @@ impl RunArgs {
             resume: self.resume || file.resume,
             step_budget: self.step_budget.or(file.step_budget),
             attention: self.attention.or(file.attention),
+            scale: self.scale.or(file.scale),
+            context_window: self.context_window.or(file.context_window),
             strategy_dir: self.strategy_dir.or(file.strategy_dir),
             cache_dir: self.cache_dir.or(file.cache_dir),
             no_cache: self.no_cache || file.no_cache,

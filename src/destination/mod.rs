@@ -10,6 +10,7 @@
 //! do not know they act out through the fact's `when_lost` edits. They never look at the strategy's
 //! name: two identical handoff texts give identical behaviour.
 
+pub mod attention;
 pub mod live;
 mod sim;
 

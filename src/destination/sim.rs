@@ -18,8 +18,10 @@
 //!   latest source-run read whose result contained the value (repeated work); otherwise — a value
 //!   the scenario grounds nowhere, which `scenarios validate` rejects for reference
 //!   continuations — it uses the value anyway.
-//! - `attention > 0` forgets each recalled fact with probability `min(0.9, attention × tokens /
-//!   8000)`, drawn from the cell's seed: a model of distraction by long context, off by default.
+//! - Distraction (`crate::destination::attention`, on by default): each fact the handoff shows is
+//!   missed with a probability that grows with the handoff's length and is highest for a fact in
+//!   the middle of it, fitted to RULER and "Lost in the Middle" and scaled by `--attention`; the
+//!   draws come from the cell's seed.
 
 use std::collections::VecDeque;
 use std::sync::{Arc, Mutex};
@@ -208,12 +210,28 @@ impl SimAgent {
         follows_directive(self.kind, &self.presentations(f))
     }
 
+    /// The distraction model's chance of missing a fact the text shows: the best-recalled place
+    /// the handoff carries it decides (a fact stated at the start and again in the middle is
+    /// recalled as well as one at the start).
+    fn forget_probability(&self, f: &Fact) -> f64 {
+        let len = self.text.len().max(1) as f64;
+        let fit = super::attention::model();
+        f.detectors
+            .iter()
+            .flat_map(|d| d.phrases())
+            .flat_map(|p| crate::provenance::find(&self.text, p))
+            .map(|pos| fit.forget(self.attention, self.tokens, pos as f64 / len))
+            .fold(None, |best: Option<f64>, p| {
+                Some(best.map_or(p, |b| b.min(p)))
+            })
+            .unwrap_or_else(|| fit.forget(self.attention, self.tokens, 0.5))
+    }
+
     fn build_plan(&mut self) -> VecDeque<Step> {
         let mut steps: Vec<Step> = self.interrupt.continuation.clone();
         if self.kind == SimKind::Oracle {
             return steps.into();
         }
-        let forget_p = (self.attention * self.tokens as f64 / 8000.0).min(0.9);
         let facts: Vec<Fact> = self.facts().into_iter().cloned().collect();
         let mut starts = 0usize;
         for f in &facts {
@@ -227,8 +245,11 @@ impl SimAgent {
                 continue;
             }
             let mut known = self.knows(f);
-            if known && self.attention > 0.0 && self.rng.next_f64() < forget_p {
-                known = false;
+            if known && self.attention > 0.0 {
+                let p = self.forget_probability(f);
+                if self.rng.next_f64() < p {
+                    known = false;
+                }
             }
             if !known {
                 self.lost_facts.push(f.id.clone());

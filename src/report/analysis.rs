@@ -202,13 +202,13 @@ pub fn analyse(records: &[RunRecord], opts: &ReportOptions) -> Analysis {
 
     // pass^k over repetitions of each task.
     for (s, m) in &order {
-        let mut tasks: BTreeMap<(&str, &str), (usize, usize)> = BTreeMap::new();
+        let mut tasks: BTreeMap<(&str, &str, &str), (usize, usize)> = BTreeMap::new();
         for r in by_sm[&(s.clone(), m.clone())]
             .iter()
             .filter(|r| r.status == Status::Ok)
         {
             let t = tasks
-                .entry((r.scenario.as_str(), r.interrupt.as_str()))
+                .entry((r.scenario.as_str(), r.scale.as_str(), r.interrupt.as_str()))
                 .or_default();
             t.1 += 1;
             if r.metrics.task_success {

@@ -9,6 +9,7 @@
 
 pub mod analysis;
 pub mod compare;
+pub mod curve;
 pub mod html;
 mod markdown;
 pub mod paired;
@@ -62,6 +63,8 @@ pub struct Summary {
     pub continuity: Vec<ContinuityRow>,
     /// Intervals, pass^k, injection numbers, paired comparisons.
     pub analysis: analysis::Analysis,
+    /// The compaction curve: per destination × strategy × history scale.
+    pub curve: Vec<curve::CurvePoint>,
 }
 
 /// The same-or-stricter continuity eval of one strategy over every scenario × interrupt point.
@@ -276,6 +279,7 @@ pub fn summarize(records: &[RunRecord]) -> Summary {
         provenance_upgrades,
         continuity: Vec::new(),
         analysis: analysis::Analysis::default(),
+        curve: curve::curve(records),
     }
 }
 
@@ -311,6 +315,7 @@ impl Export for RunsCsv {
         let mut w = csv::Writer::from_writer(Vec::new());
         w.write_record([
             "scenario",
+            "scale",
             "interrupt",
             "strategy",
             "model",
@@ -328,12 +333,16 @@ impl Export for RunsCsv {
             "total_tokens",
             "first_action_ms",
             "completion_ms",
+            "history_tokens",
+            "compression_ratio",
+            "context_overflow",
         ])
         .map_err(|e| e.to_string())?;
         for r in records {
             let m = &r.metrics;
             w.write_record([
                 r.scenario.clone(),
+                r.scale.clone(),
                 r.interrupt.clone(),
                 r.strategy.clone(),
                 r.model.clone(),
@@ -351,6 +360,9 @@ impl Export for RunsCsv {
                 m.total_tokens.to_string(),
                 format!("{:.3}", m.first_action_ms),
                 format!("{:.3}", m.completion_ms),
+                m.history_tokens.to_string(),
+                format!("{:.4}", m.compression_ratio),
+                r.diagnostics.context_overflow.is_some().to_string(),
             ])
             .map_err(|e| e.to_string())?;
         }
@@ -581,5 +593,49 @@ pub fn render_plots(
             &heat,
         )?,
         plots::token_distributions("Total tokens to completion per strategy", &dists)?,
+        plots::compaction_curve(
+            "Compaction curve: task success (solid, Wilson 95%) and unsafe cells (dashed) against history length",
+            &curve_series(&s.curve, false),
+        )?,
+        plots::restore_curve(
+            "Restore tokens against full-history tokens",
+            &curve_series(&s.curve, true),
+        )?,
     ])
+}
+
+/// The curve's points as line series: per destination (panel) and strategy (colour), task
+/// success with its interval and the unsafe-cell rate (dashed) — or, with `restore`, median
+/// restore tokens.
+fn curve_series(points: &[curve::CurvePoint], restore: bool) -> Vec<plots::Series> {
+    let mut out: Vec<plots::Series> = Vec::new();
+    for p in points {
+        let x = p.history_tokens;
+        let mut push = |dashed: bool, pt: (f64, f64, f64, f64)| match out
+            .iter_mut()
+            .find(|s| s.panel == p.model && s.line == p.strategy && s.dashed == dashed)
+        {
+            Some(s) => s.points.push(pt),
+            None => out.push(plots::Series {
+                panel: p.model.clone(),
+                line: p.strategy.clone(),
+                dashed,
+                points: vec![pt],
+            }),
+        };
+        if restore {
+            push(
+                false,
+                (x, p.restore_tokens, p.restore_tokens, p.restore_tokens),
+            );
+        } else {
+            let (lo, hi) = p
+                .task_success_ci
+                .unwrap_or((p.task_success, p.task_success));
+            push(false, (x, p.task_success, lo, hi));
+            let u = p.unsafe_cells as f64 / p.n.max(1) as f64;
+            push(true, (x, u, u, u));
+        }
+    }
+    out
 }

@@ -36,7 +36,7 @@ use crate::scenario::BENIGN_SUFFIX;
 use crate::stats;
 
 /// The unit paired differences are averaged to before testing.
-pub const UNIT: &str = "scenario × interrupt point × model, mean over repetitions";
+pub const UNIT: &str = "scenario × history scale × interrupt point × model, mean over repetitions";
 
 /// The test applied to the units of a group.
 pub const TEST: &str =
@@ -50,7 +50,7 @@ pub fn cluster_of(scenario: &str) -> &str {
 
 /// The identity of a cell for pairing: strategy (empty when pairing across strategies),
 /// scenario, interrupt point, model, repetition.
-type Key<'a> = (&'a str, &'a str, &'a str, &'a str, u32);
+type Key<'a> = (&'a str, &'a str, &'a str, &'a str, &'a str, u32);
 
 /// The ok records of one side, indexed by cell.
 pub struct Pairing<'a> {
@@ -94,6 +94,7 @@ fn key(r: &RunRecord, with_strategy: bool) -> Key<'_> {
     (
         if with_strategy { &r.strategy } else { "" },
         &r.scenario,
+        &r.scale,
         &r.interrupt,
         &r.model,
         r.rep,
@@ -113,7 +114,7 @@ impl CellDiff {
     /// The difference `f(r) − f(partner)` of a pair from [`Pairing::pairs`].
     pub fn of(r: &RunRecord, partner: &RunRecord, f: impl Fn(&RunRecord) -> f64) -> CellDiff {
         CellDiff {
-            unit: (r.scenario.clone(), r.interrupt.clone(), r.model.clone()),
+            unit: (r.scenario.clone(), point_at_scale(r), r.model.clone()),
             diff: f(r) - f(partner),
         }
     }
@@ -223,15 +224,15 @@ fn scored(r: &RunRecord) -> Scored {
 
 /// Counts units and clusters and checks whether repetitions are copies, over the ok records.
 pub fn repetitions(records: &[RunRecord]) -> Repetitions {
-    let mut cells: BTreeMap<(&str, &str, &str, &str), Vec<Scored>> = BTreeMap::new();
+    let mut cells: BTreeMap<(&str, &str, &str, &str, &str), Vec<Scored>> = BTreeMap::new();
     let mut units = std::collections::BTreeSet::new();
     let mut clusters = std::collections::BTreeSet::new();
     for r in records.iter().filter(|r| r.status == Status::Ok) {
         cells
-            .entry((&r.strategy, &r.scenario, &r.interrupt, &r.model))
+            .entry((&r.strategy, &r.scenario, &r.scale, &r.interrupt, &r.model))
             .or_default()
             .push(scored(r));
-        units.insert((&r.scenario, &r.interrupt, &r.model));
+        units.insert((&r.scenario, &r.scale, &r.interrupt, &r.model));
         clusters.insert(cluster_of(&r.scenario));
     }
     let max_repetitions = cells.values().map(Vec::len).max().unwrap_or(0);
@@ -249,5 +250,15 @@ pub fn repetitions(records: &[RunRecord]) -> Repetitions {
         cells_differing,
         identical,
         warning: identical.then(|| IDENTICAL_WARNING.to_string()),
+    }
+}
+
+/// A record's interrupt point with its history scale: the task a unit is made of (`POINT` at
+/// `base`, `POINT @SCALE` otherwise), so cells of different scales never average together.
+pub fn point_at_scale(r: &RunRecord) -> String {
+    if r.scale == "base" {
+        r.interrupt.clone()
+    } else {
+        format!("{} @{}", r.interrupt, r.scale)
     }
 }

@@ -45,6 +45,24 @@ pub struct View {
     pub continuity: Vec<ContinuityView>,
     pub checkpoints: Vec<CheckpointView>,
     pub errored: Vec<ErroredView>,
+    /// The compaction curve (empty when the run has one scale only).
+    pub curve: Vec<CurveView>,
+}
+
+/// One point of the compaction curve, formatted.
+#[derive(Debug, Serialize)]
+pub struct CurveView {
+    pub model: String,
+    pub strategy: String,
+    pub scale: String,
+    pub n: usize,
+    pub history_tokens: String,
+    pub task_success: String,
+    pub ci: String,
+    pub unsafe_cells: usize,
+    pub restore_tokens: String,
+    pub compression_ratio: String,
+    pub overflow_cells: usize,
 }
 
 #[derive(Debug, Serialize)]
@@ -416,6 +434,29 @@ pub fn view(records: &[RunRecord], s: &Summary, manifest: &serde_json::Value) ->
             })
             .collect(),
         checkpoints: checkpoint_views(records),
+        curve: if crate::report::curve::has_scales(&s.curve) {
+            s.curve
+                .iter()
+                .map(|p| CurveView {
+                    model: p.model.clone(),
+                    strategy: p.strategy.clone(),
+                    scale: p.scale.clone(),
+                    n: p.n,
+                    history_tokens: format!("{:.0}", p.history_tokens),
+                    task_success: format!("{:.2}", p.task_success),
+                    ci: p
+                        .task_success_ci
+                        .map(|(l, h)| format!("{l:.2}–{h:.2}"))
+                        .unwrap_or_default(),
+                    unsafe_cells: p.unsafe_cells,
+                    restore_tokens: format!("{:.0}", p.restore_tokens),
+                    compression_ratio: format!("{:.3}", p.compression_ratio),
+                    overflow_cells: p.overflow_cells,
+                })
+                .collect()
+        } else {
+            Vec::new()
+        },
         errored: errored
             .iter()
             .take(ERRORED_LISTED)

@@ -27,6 +27,8 @@ pub struct CellSpec {
     pub model: Arc<str>,
     pub rep: u32,
     pub seed: u64,
+    /// The history scale of the cell's scenario (the plan's `scales[scenario]`).
+    pub scale: crate::scenario::volume::Scale,
 }
 
 /// The harness's system prompt for destinations: the same for every strategy.
@@ -38,6 +40,8 @@ when you are done or must stop.";
 /// What all cells share, read-only.
 pub struct Shared {
     scenarios: Vec<Arc<Scenario>>,
+    history: BTreeMap<PointKey, u64>,
+    windows: BTreeMap<String, u64>,
     points: BTreeMap<PointKey, Arc<RestorePoint>>,
     handoffs: BTreeMap<HandoffKey, Prepared>,
     /// Fixed context tokens (system prompt + tool definitions) per handoff.
@@ -78,6 +82,8 @@ impl Shared {
         }
         Shared {
             scenarios: plan.scenarios.clone(),
+            history: plan.history.clone(),
+            windows: plan.windows.clone(),
             points: plan.points.clone(),
             handoffs: plan.handoffs.clone(),
             context,
@@ -100,6 +106,7 @@ fn errored(scenario: &str, c: &CellSpec, class: ErrorClass, message: String) -> 
     RunRecord {
         error_class: Some(class),
         scenario: scenario.to_string(),
+        scale: c.scale.to_string(),
         interrupt: c.point.to_string(),
         strategy: c.strategy.to_string(),
         model: c.model.to_string(),
@@ -119,6 +126,8 @@ fn errored(scenario: &str, c: &CellSpec, class: ErrorClass, message: String) -> 
             first_action_ms: 0.0,
             completion_ms: 0.0,
             compaction_tokens: 0,
+            history_tokens: 0,
+            compression_ratio: 0.0,
         },
         diagnostics: Default::default(),
     }
@@ -129,11 +138,35 @@ fn errored(scenario: &str, c: &CellSpec, class: ErrorClass, message: String) -> 
 pub async fn run_cell(shared: &Shared, c: &CellSpec) -> RunRecord {
     let started = Instant::now();
     let s = &shared.scenarios[c.scenario];
-    let key = HandoffKey {
-        scenario: c.scenario,
-        point: c.point.clone(),
-        strategy: c.strategy.clone(),
-    };
+    let window = shared
+        .windows
+        .get(&*c.model)
+        .copied()
+        .unwrap_or(crate::strategy::DEFAULT_CONTEXT_WINDOW);
+    let usable = crate::strategy::usable_context(window);
+    let key = [usable, 0]
+        .into_iter()
+        .map(|w| HandoffKey {
+            scenario: c.scenario,
+            point: c.point.clone(),
+            strategy: c.strategy.clone(),
+            window: w,
+        })
+        .find(|k| shared.handoffs.contains_key(k))
+        .unwrap_or(HandoffKey {
+            scenario: c.scenario,
+            point: c.point.clone(),
+            strategy: c.strategy.clone(),
+            window: 0,
+        });
+    let history_tokens = shared
+        .history
+        .get(&PointKey {
+            scenario: c.scenario,
+            point: c.point.clone(),
+        })
+        .copied()
+        .unwrap_or(0);
     let at = shared.points.get(&PointKey {
         scenario: c.scenario,
         point: c.point.clone(),
@@ -164,6 +197,11 @@ pub async fn run_cell(shared: &Shared, c: &CellSpec) -> RunRecord {
             );
         }
     };
+    if handoff.tokens_at_restore > usable {
+        // The handoff cannot be delivered at all: a failed continuation, recorded as such —
+        // never cut to fit behind the strategy's back.
+        return overflow(s, c, at, handoff, history_tokens, window, started);
+    }
     let mut world = at.world.clone();
     let mut dest: Box<dyn Destination> = if let Some(kind) = sim_kind(&c.model) {
         Box::new(SimAgent::new(
@@ -312,8 +350,70 @@ pub async fn run_cell(shared: &Shared, c: &CellSpec) -> RunRecord {
     diagnostics.provenance_upgrades = upgrades.clone();
     diagnostics.checkpoint_checked = rule_violations.is_some();
     diagnostics.checkpoint_rule_violations = rule_violations.clone().unwrap_or_default();
+    metrics.history_tokens = history_tokens;
+    metrics.compression_ratio = ratio(handoff.tokens_at_restore, history_tokens);
     RunRecord {
         scenario: s.id.clone(),
+        scale: c.scale.to_string(),
+        interrupt: c.point.to_string(),
+        strategy: c.strategy.to_string(),
+        model: c.model.to_string(),
+        rep: c.rep,
+        seed: c.seed,
+        status: Status::Ok,
+        error: None,
+        error_class: None,
+        metrics,
+        diagnostics,
+    }
+}
+
+fn ratio(restore: u64, history: u64) -> f64 {
+    if history == 0 {
+        0.0
+    } else {
+        // Rounded so records stay byte-identical across platforms' float formatting.
+        (restore as f64 / history as f64 * 1e6).round() / 1e6
+    }
+}
+
+/// The record of a cell whose handoff does not fit the destination's usable context: scored on
+/// the interrupted world with no continuation (so task success is false unless nothing was left
+/// to do), with `diagnostics.context_overflow` saying why.
+fn overflow(
+    s: &Arc<Scenario>,
+    c: &CellSpec,
+    at: &RestorePoint,
+    handoff: &crate::handoff::Handoff,
+    history_tokens: u64,
+    window: u64,
+    started: Instant,
+) -> RunRecord {
+    let ms = started.elapsed().as_secs_f64() * 1000.0;
+    let run = Run {
+        scenario: s,
+        interrupt: &at.interrupt,
+        world: &at.world,
+        finish: None,
+        degraded: false,
+        restore_tokens: handoff.tokens_at_restore,
+        total_tokens: 0,
+        first_action_ms: ms,
+        completion_ms: ms,
+        steps: 0,
+        step_budget_exhausted: false,
+    };
+    let (mut metrics, mut diagnostics) = score::score(&run, Vec::new(), Vec::new());
+    metrics.history_tokens = history_tokens;
+    metrics.compression_ratio = ratio(handoff.tokens_at_restore, history_tokens);
+    diagnostics.context_overflow = Some(crate::record::Overflow {
+        restore_tokens: handoff.tokens_at_restore,
+        context_window: window,
+        reserve: crate::strategy::CONTEXT_RESERVE,
+    });
+    RunRecord {
+        scenario: s.id.clone(),
+        scale: c.scale.to_string(),
         interrupt: c.point.to_string(),
         strategy: c.strategy.to_string(),
         model: c.model.to_string(),

@@ -24,6 +24,7 @@ use crate::destination::live::{Cache, LiveClient, ModelConfig};
 use crate::destination::sim_kind;
 use crate::handoff::Handoff;
 use crate::record::{CellError, ErrorClass};
+use crate::scenario::volume::{Scale, expand, volume_seed};
 use crate::scenario::{self, Scenario};
 use crate::state::RestorePoint;
 use crate::strategy::{Registry, Strategy};
@@ -45,8 +46,14 @@ pub struct RunConfig {
     pub out: PathBuf,
     pub resume: bool,
     pub step_budget: u32,
-    /// The simulated destinations' attention parameter (0: off).
+    /// The simulated destinations' distraction model: a multiplier of its calibrated forgetting
+    /// (1: as fitted, 0: off; see `destination::attention`).
     pub attention: f64,
+    /// History scales (`base`, `40k`, …): every scenario that declares volume runs at each.
+    pub scales: Vec<Scale>,
+    /// The simulated destinations' context window (default
+    /// [`crate::strategy::DEFAULT_CONTEXT_WINDOW`]); live models have their own.
+    pub context_window: Option<u64>,
     /// Live models by name (`[model.NAME]` in the configuration file).
     pub model_defs: BTreeMap<String, crate::destination::live::ModelConfig>,
     /// Response cache folder (default: the user's cache directory).
@@ -76,7 +83,9 @@ impl Default for RunConfig {
             out: "reports/latest".into(),
             resume: false,
             step_budget: 40,
-            attention: 0.0,
+            attention: 1.0,
+            scales: crate::scenario::volume::DEFAULT_SCALES.to_vec(),
+            context_window: None,
             model_defs: BTreeMap::new(),
             cache_dir: None,
             no_cache: false,
@@ -165,6 +174,15 @@ pub fn cell_seed(
     u64::from_le_bytes(b)
 }
 
+/// The scenario part of a cell's seed: the id at `base` (so base cells keep the seeds they had
+/// before scales existed), `ID\u{0}SCALE` otherwise.
+pub fn seed_scenario(id: &str, scale: Scale) -> String {
+    match scale {
+        Scale::Base => id.to_string(),
+        s => format!("{id}\u{0}{s}"),
+    }
+}
+
 /// The scenarios of a run: every file's scenario and the benign variants of injection scenarios,
 /// filtered by id.
 pub fn select_scenarios(cfg: &RunConfig) -> Result<Vec<Arc<Scenario>>, RunError> {
@@ -208,6 +226,8 @@ pub struct HandoffKey {
     pub scenario: usize,
     pub point: Arc<str>,
     pub strategy: Arc<str>,
+    /// The usable context the handoff was built for (0: the strategy does not depend on it).
+    pub window: u64,
 }
 
 /// A handoff as the plan prepared it.
@@ -226,7 +246,16 @@ pub enum Prepared {
 
 /// Everything a run needs, built once.
 pub struct Plan {
+    /// The run's scenarios, each at one scale (the same scenario appears once per scale).
     pub scenarios: Vec<Arc<Scenario>>,
+    /// The scale of each entry of `scenarios`.
+    pub scales: Vec<Scale>,
+    /// Full-history tokens (the unbounded transcript) at each restore point.
+    pub history: BTreeMap<PointKey, u64>,
+    /// Each destination's context window.
+    pub windows: BTreeMap<String, u64>,
+    /// Things the run's user should know (a scenario without volume runs at `base` only).
+    pub notes: Vec<String>,
     pub cells: Arc<Vec<CellSpec>>,
     pub points: BTreeMap<PointKey, Arc<RestorePoint>>,
     pub handoffs: BTreeMap<HandoffKey, Prepared>,
@@ -283,6 +312,7 @@ fn strategies(
     registry: &Registry,
     live: &BTreeMap<String, Arc<LiveClient>>,
     cache: &Option<Cache>,
+    window_budget: u64,
 ) -> Result<Vec<Box<dyn Strategy>>, RunError> {
     let mut out = Vec::new();
     for id in &cfg.strategies {
@@ -310,7 +340,7 @@ fn strategies(
                 Some(client as Arc<dyn crate::strategy::Summariser>)
             }
         };
-        out.push(registry.get_with(id, summariser)?);
+        out.push(registry.get_for(id, summariser, window_budget)?);
     }
     Ok(out)
 }
@@ -379,22 +409,105 @@ fn prepare(
     })
 }
 
+/// The scenarios of the run at each of its scales: `(scenario at scale, scale)`. A scenario that
+/// declares no volume runs at `base` only (noted in `notes`).
+fn scaled_scenarios(
+    cfg: &RunConfig,
+    base: Vec<Arc<Scenario>>,
+    notes: &mut Vec<String>,
+) -> Result<Vec<(Arc<Scenario>, Scale)>, RunError> {
+    let mut scales = cfg.scales.clone();
+    if scales.is_empty() {
+        scales.push(Scale::Base);
+    }
+    let mut out = Vec::new();
+    for s in base {
+        for &scale in &scales {
+            if scale == Scale::Base {
+                out.push((s.clone(), scale));
+                continue;
+            }
+            if s.volume.is_none() {
+                if !out
+                    .iter()
+                    .any(|(x, sc): &(Arc<Scenario>, Scale)| x.id == s.id && *sc == Scale::Base)
+                    && !scales.contains(&Scale::Base)
+                {
+                    out.push((s.clone(), Scale::Base));
+                }
+                let note = format!(
+                    "scenario `{}` declares no volume: it runs at scale base only",
+                    s.id
+                );
+                if !notes.contains(&note) {
+                    notes.push(note);
+                }
+                continue;
+            }
+            let x = expand(&s, scale, volume_seed(cfg.seed, &s.id, scale)).map_err(|p| {
+                RunError::Usage(format!(
+                    "scenario `{}`: its volume cannot be generated at scale {scale}:\n{}",
+                    s.id,
+                    p.iter()
+                        .map(|p| format!("  - {p}"))
+                        .collect::<Vec<_>>()
+                        .join("\n")
+                ))
+            })?;
+            out.push((Arc::new(x), scale));
+        }
+    }
+    Ok(out)
+}
+
+/// Each destination's context window: a live model's own, `--context-window` or the default for
+/// simulated ones.
+fn windows(cfg: &RunConfig) -> BTreeMap<String, u64> {
+    cfg.models
+        .iter()
+        .map(|m| {
+            let w = match live_model(cfg, m) {
+                Some(mc) if sim_kind(m).is_none() => mc.window(),
+                _ => cfg
+                    .context_window
+                    .unwrap_or(crate::strategy::DEFAULT_CONTEXT_WINDOW),
+            };
+            (m.clone(), w)
+        })
+        .collect()
+}
+
 /// Expands the matrix and builds the shared restore points and handoffs.
 pub fn plan(cfg: &RunConfig) -> Result<Plan, RunError> {
-    let scenarios = select_scenarios(cfg)?;
+    let mut notes = Vec::new();
+    let scaled = scaled_scenarios(cfg, select_scenarios(cfg)?, &mut notes)?;
     let registry = Registry::load(&cfg.strategy_dir)?.with_seed(cfg.seed);
     let cache = (!cfg.no_cache).then(|| Cache {
         dir: cfg.cache_dir.clone().unwrap_or_else(Cache::default_dir),
     });
     let live = live_clients(cfg, &cache)?;
+    let scenarios: Vec<Arc<Scenario>> = scaled.iter().map(|(s, _)| s.clone()).collect();
     check_points(cfg, &scenarios)?;
-    let strategies = strategies(cfg, &registry, &live, &cache)?;
+    let windows = windows(cfg);
+    // One set of strategy instances per distinct usable context among the run's destinations.
+    let mut budgets: Vec<u64> = windows
+        .values()
+        .map(|w| crate::strategy::usable_context(*w))
+        .collect();
+    budgets.sort_unstable();
+    budgets.dedup();
+    let mut by_budget: Vec<(u64, Vec<Box<dyn Strategy>>)> = Vec::new();
+    for &b in &budgets {
+        by_budget.push((b, strategies(cfg, &registry, &live, &cache, b)?));
+    }
     let mut points = BTreeMap::new();
+    let mut history = BTreeMap::new();
     let mut handoffs = BTreeMap::new();
     let mut cells = Vec::new();
     let mut continuity = Vec::new();
     let models: Vec<Arc<str>> = cfg.models.iter().map(|m| Arc::from(m.as_str())).collect();
-    for (si, s) in scenarios.iter().enumerate() {
+    for (si, (s, scale)) in scaled.iter().enumerate() {
+        let seed_id = seed_scenario(&s.id, *scale);
         for it in &s.interrupts {
             if cfg
                 .interrupts
@@ -415,20 +528,32 @@ pub fn plan(cfg: &RunConfig) -> Result<Plan, RunError> {
                 .collect::<Vec<_>>()
                 .join("\n");
             let point: Arc<str> = Arc::from(it.point.as_str());
-            for st in &strategies {
-                let strategy: Arc<str> = Arc::from(st.id());
-                let prepared = prepare(&registry, st.as_ref(), &at)?;
-                if let Prepared::Ready { handoff, .. } = &prepared {
-                    continuity.push(crate::continuity::evaluate(&at, handoff, &full_history));
-                }
-                handoffs.insert(
-                    HandoffKey {
+            for (sti, id) in cfg.strategies.iter().enumerate() {
+                let strategy: Arc<str> = Arc::from(id.as_str());
+                let windowed = registry.depends_on_window(id);
+                for (b, insts) in &by_budget {
+                    let window = if windowed { *b } else { 0 };
+                    let key = HandoffKey {
                         scenario: si,
                         point: point.clone(),
                         strategy: strategy.clone(),
-                    },
-                    prepared,
-                );
+                        window,
+                    };
+                    if handoffs.contains_key(&key) {
+                        continue;
+                    }
+                    let prepared = prepare(&registry, insts[sti].as_ref(), &at)?;
+                    // One continuity line per scenario × scale × point × strategy: for a
+                    // window-bounded strategy, the handoff for the largest window.
+                    if let Prepared::Ready { handoff, .. } = &prepared
+                        && (window == 0 || Some(b) == budgets.last())
+                    {
+                        let mut c = crate::continuity::evaluate(&at, handoff, &full_history);
+                        c.scale = scale.to_string();
+                        continuity.push(c);
+                    }
+                    handoffs.insert(key, prepared);
+                }
                 for m in &models {
                     for rep in 0..cfg.reps {
                         cells.push(CellSpec {
@@ -437,25 +562,29 @@ pub fn plan(cfg: &RunConfig) -> Result<Plan, RunError> {
                             strategy: strategy.clone(),
                             model: m.clone(),
                             rep,
-                            seed: cell_seed(cfg.seed, &s.id, &it.point, st.id(), m, rep),
+                            seed: cell_seed(cfg.seed, &seed_id, &it.point, id, m, rep),
+                            scale: *scale,
                         });
                     }
                 }
             }
-            points.insert(
-                PointKey {
-                    scenario: si,
-                    point,
-                },
-                at,
-            );
+            let pk = PointKey {
+                scenario: si,
+                point,
+            };
+            history.insert(pk.clone(), crate::strategy::full_history_tokens(&at.state));
+            points.insert(pk, at);
         }
     }
     if let Some(limit) = cfg.limit {
         cells.truncate(limit);
     }
     Ok(Plan {
+        scales: scaled.iter().map(|(_, sc)| *sc).collect(),
         scenarios,
+        history,
+        windows,
+        notes,
         cells: Arc::new(cells),
         points,
         handoffs,
@@ -467,8 +596,8 @@ pub fn plan(cfg: &RunConfig) -> Result<Plan, RunError> {
 /// The identity of a record, for `--resume`.
 fn record_key(r: &RunRecord) -> String {
     format!(
-        "{}|{}|{}|{}|{}",
-        r.scenario, r.interrupt, r.strategy, r.model, r.rep
+        "{}|{}|{}|{}|{}|{}",
+        r.scenario, r.scale, r.interrupt, r.strategy, r.model, r.rep
     )
 }
 
@@ -516,8 +645,8 @@ pub fn execute(
             let c = &cells[i as usize];
             let s = &plan.scenarios[c.scenario];
             !done.contains(&format!(
-                "{}|{}|{}|{}|{}",
-                s.id, c.point, c.strategy, c.model, c.rep
+                "{}|{}|{}|{}|{}|{}",
+                s.id, plan.scales[c.scenario], c.point, c.strategy, c.model, c.rep
             ))
         })
         .collect();

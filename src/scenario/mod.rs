@@ -13,6 +13,7 @@ mod script;
 mod types;
 mod validate;
 pub mod values;
+pub mod volume;
 
 use std::path::{Path, PathBuf};
 

@@ -45,7 +45,11 @@ pub fn replay_prefix(
             } else {
                 ev.fault
             };
-            let r = world.call(Phase::Source, tool, args, fault, Some(&ev.id));
+            let r = if ev.volume {
+                world.call_untimed(Phase::Source, tool, args, Some(&ev.id))
+            } else {
+                world.call(Phase::Source, tool, args, fault, Some(&ev.id))
+            };
             let seen = world
                 .ledger()
                 .last()

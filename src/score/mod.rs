@@ -96,6 +96,8 @@ pub fn score(
         first_action_ms: run.first_action_ms,
         completion_ms: run.completion_ms,
         compaction_tokens: 0,
+        history_tokens: 0,
+        compression_ratio: 0.0,
     };
     let d = Diagnostics {
         facts_lost_in_handoff: lost_in_handoff,

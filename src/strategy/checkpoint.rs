@@ -65,6 +65,37 @@ pub fn mark_stale(cp: &mut Checkpoint, world: &World) {
     }
 }
 
+/// Salient values of a text: tokens of four or more characters that carry a digit — ids, keys,
+/// references, amounts, dates, versions — split at white space and JSON punctuation.
+fn salient(text: &str) -> impl Iterator<Item = &str> {
+    text.split(|c: char| c.is_whitespace() || "\"'{}[](),;<>`".contains(c))
+        .map(|t| t.trim_matches(|c: char| matches!(c, '.' | ':' | '!' | '?')))
+        .filter(|t| t.chars().count() >= 4 && t.chars().any(|c| c.is_ascii_digit()))
+}
+
+/// Where each salient value is *used* last: in the objective (`usize::MAX`), a user or agent
+/// message, or a later call's arguments (tool outputs are observations, not uses).
+fn last_uses(state: &InterruptedState) -> std::collections::HashMap<String, usize> {
+    let mut uses = std::collections::HashMap::new();
+    for (i, e) in state.events.iter().enumerate() {
+        let text = match &e.call {
+            Some(c) => serde_json::to_string(&c.args).unwrap_or_default(),
+            None => e.text.clone(),
+        };
+        for t in salient(&text) {
+            uses.insert(t.to_string(), i);
+        }
+    }
+    for t in salient(&state.task.objective) {
+        uses.insert(t.to_string(), usize::MAX);
+    }
+    uses
+}
+
+/// How many of the most recent read-only calls C keeps whatever later events used of them: the
+/// next step may be about to use them.
+const RECENT_OBSERVATIONS: usize = 5;
+
 /// Words of a tool name that say how it acts, not on what.
 const VERB_WORDS: &[&str] = &[
     "find", "get", "list", "lookup", "look", "search", "read", "by", "key", "status", "create",
@@ -221,9 +252,36 @@ pub fn build(state: &InterruptedState, excerpt_chars: usize, retrieval: bool) ->
         derivation: Derivation::default(),
     };
     let mut condensed: Vec<String> = Vec::new();
+    let mut unused: Vec<String> = Vec::new();
+    let mut unused_tools: Vec<(String, usize)> = Vec::new();
     let mut focus = None;
+    // Information flow decides what C keeps of read-only tool output: an output some later
+    // message, call or the objective uses a value of (an id, key, amount, date) is the agent's
+    // working state; an output nothing used is history (a dead-end search, a listing scanned and
+    // left), recorded as a transformation and recoverable by repeating the call. The most recent
+    // outputs stay either way.
+    let uses = last_uses(state);
+    let used_after =
+        |text: &str, i: usize| salient(text).any(|t| uses.get(t).is_some_and(|&j| j > i));
+    let reads: Vec<usize> = state
+        .events
+        .iter()
+        .enumerate()
+        .filter(|(_, e)| e.call.as_ref().is_some_and(|c| !state.is_write(c)))
+        .map(|(i, _)| i)
+        .collect();
+    let recent: std::collections::BTreeSet<usize> = reads
+        .iter()
+        .rev()
+        .take(RECENT_OBSERVATIONS)
+        .copied()
+        .collect();
+    let mut observed_at: std::collections::BTreeMap<&str, usize> = Default::default();
 
-    for e in &state.events {
+    for (i, e) in state.events.iter().enumerate() {
+        if let Some(o) = e.call.as_ref().and_then(|c| c.observed.as_ref()) {
+            observed_at.insert(o.key.as_str(), i);
+        }
         match (&e.call, e.kind) {
             (None, "user") => {
                 for sent in sentences(&e.text) {
@@ -340,7 +398,18 @@ pub fn build(state: &InterruptedState, excerpt_chars: usize, retrieval: bool) ->
                 // Documents travel as resources (below): the agent's own observations as excerpts,
                 // outside documents as quoted, attributed and marked excerpts (C) or references
                 // (D) — whatever their wording.
-                if c.observed.is_none() && (!is_write || c.outcome == ObservedOutcome::Error) {
+                let kept = is_write
+                    || c.outcome != ObservedOutcome::Ok
+                    || recent.contains(&i)
+                    || used_after(&c.result_text, i);
+                if c.observed.is_none() && !kept {
+                    unused.push(e.id.clone());
+                    match unused_tools.iter_mut().find(|(t, _)| *t == c.tool) {
+                        Some((_, n)) => *n += 1,
+                        None => unused_tools.push((c.tool.clone(), 1)),
+                    }
+                } else if c.observed.is_none() && (!is_write || c.outcome == ObservedOutcome::Error)
+                {
                     // Tool output other than documents: kept as a condensed observation.
                     let what = if c.outcome == ObservedOutcome::Error {
                         format!("{} {args} failed: {}", c.tool, c.result_text)
@@ -406,8 +475,22 @@ pub fn build(state: &InterruptedState, excerpt_chars: usize, retrieval: bool) ->
         }
     }
 
+    let mut unused_docs: Vec<String> = Vec::new();
     for o in state.latest_observations() {
+        let at = observed_at.get(o.key.as_str()).copied().unwrap_or(0);
+        // Outside documents always travel quoted and marked (their directives must stay
+        // attributed); the agent's own reads only when something later used them.
+        let keep_text = o.external
+            || recent.contains(&at)
+            || used_after(&o.text, at)
+            || uses.get(o.key.as_str()).is_some_and(|&j| j > at)
+            || uses
+                .iter()
+                .any(|(t, &j)| j > at && t.ends_with(o.key.rsplit('/').next().unwrap_or(&o.key)));
         let (excerpt, cut) = if retrieval {
+            (None, false)
+        } else if !keep_text {
+            unused_docs.push(o.key.clone());
             (None, false)
         } else {
             let (t, cut) = clip(&o.text, excerpt_chars);
@@ -436,6 +519,27 @@ pub fn build(state: &InterruptedState, excerpt_chars: usize, retrieval: bool) ->
             kind: "referenced_resource".into(),
             from: cp.resources.iter().map(|r| r.key.clone()).collect(),
             note: "resources carried as references; `retrieve` returns the current revision".into(),
+        });
+    }
+    if !unused.is_empty() {
+        let tools = unused_tools
+            .iter()
+            .map(|(t, n)| format!("{t} ×{n}"))
+            .collect::<Vec<_>>()
+            .join(", ");
+        cp.derivation.transformations.push(Transformation {
+            kind: "unused_tool_output".into(),
+            from: unused,
+            note: format!(
+                "outputs that no later message, call or the objective used a value of ({tools}); repeat the call to see one again"
+            ),
+        });
+    }
+    if !unused_docs.is_empty() && !retrieval {
+        cp.derivation.transformations.push(Transformation {
+            kind: "referenced_resource".into(),
+            from: unused_docs,
+            note: "documents the agent read and nothing later used: carried as references (revision and digest), re-read to see the text".into(),
         });
     }
     if !condensed.is_empty() {

@@ -39,7 +39,11 @@ impl Exec {
 
     fn run(&self, state: &InterruptedState) -> Result<crate::handoff::Handoff, PluginError> {
         let cfg = &self.config;
-        let input = state_input(state, cfg.token_budget).map_err(|e| PluginError::Config {
+        let input = state_input(
+            state,
+            super::min_budget(cfg.token_budget, cfg.window_budget),
+        )
+        .map_err(|e| PluginError::Config {
             id: cfg.id.clone(),
             message: e.to_string(),
         })?;

@@ -15,6 +15,7 @@ mod llm_summary;
 mod render;
 mod summary;
 mod transcript;
+pub use transcript::full_history_tokens;
 
 use std::future::Future;
 use std::pin::Pin;
@@ -87,6 +88,33 @@ pub struct StrategyConfig {
     /// Free-text note on why these values were chosen.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub rationale: Option<String>,
+    /// The destination's usable context (its window less [`CONTEXT_RESERVE`]), set by the
+    /// harness per destination, never from a file: A and mask carry as much of the history as
+    /// fits in it, B+A as much of the transcript as fits beside the summary, and a plug-in
+    /// receives it as its `token_budget` (the smaller of it and a configured budget).
+    #[serde(skip)]
+    pub window_budget: Option<u64>,
+}
+
+/// The context window of a simulated destination unless the run says otherwise
+/// (`--context-window`): a common size for agent models served locally.
+pub const DEFAULT_CONTEXT_WINDOW: u64 = 32_768;
+
+/// Tokens of a destination's window the harness keeps free for the system prompt, the tool
+/// definitions and the answer; a handoff gets the rest.
+pub const CONTEXT_RESERVE: u64 = 4_096;
+
+/// The usable context of a window: what a handoff may fill.
+pub fn usable_context(window: u64) -> u64 {
+    window.saturating_sub(CONTEXT_RESERVE).max(1)
+}
+
+/// The smaller of two optional budgets.
+pub fn min_budget(a: Option<u64>, b: Option<u64>) -> Option<u64> {
+    match (a, b) {
+        (Some(a), Some(b)) => Some(a.min(b)),
+        (a, b) => a.or(b),
+    }
 }
 
 /// The built-in behaviours.
@@ -113,19 +141,15 @@ pub enum StrategyKind {
     Exec,
 }
 
-/// Default A budget. The shipped scenarios' full transcripts at their last interrupt point run
-/// from about 4,000 to 9,000 tokens; 2,500 tokens models a context that is full, so A must drop.
-pub const DEFAULT_TRANSCRIPT_BUDGET: u64 = 2_500;
-
 impl StrategyConfig {
     /// The built-in configuration of a strategy id, if it is one.
     pub fn builtin(id: &str) -> Option<StrategyConfig> {
         let (kind, budget) = match id {
-            "A" => (StrategyKind::Transcript, Some(DEFAULT_TRANSCRIPT_BUDGET)),
+            "A" => (StrategyKind::Transcript, None),
             "B" => (StrategyKind::Summary, Some(400)),
             "C" => (StrategyKind::Checkpoint, None),
             "D" => (StrategyKind::CheckpointRetrieval, None),
-            "mask" => (StrategyKind::Mask, Some(DEFAULT_TRANSCRIPT_BUDGET)),
+            "mask" => (StrategyKind::Mask, None),
             "none" => (StrategyKind::None, None),
             "B+A" => (StrategyKind::SummaryTranscript, None),
             _ => return None,
@@ -150,6 +174,7 @@ impl StrategyConfig {
             max_output_bytes: None,
             env: vec![],
             rationale: None,
+            window_budget: None,
         })
     }
 }
@@ -317,11 +342,37 @@ impl Registry {
         self.get_with(id, None)
     }
 
-    /// The strategy with this id; `summariser` serves an `llm_summary` strategy.
+    /// The strategy with this id; `summariser` serves an `llm_summary` strategy. Built for the
+    /// default simulated destination's window ([`DEFAULT_CONTEXT_WINDOW`]).
     pub fn get_with(
         &self,
         id: &str,
         summariser: Option<Arc<dyn Summariser>>,
+    ) -> Result<Box<dyn Strategy>, StrategyError> {
+        self.get_for(id, summariser, usable_context(DEFAULT_CONTEXT_WINDOW))
+    }
+
+    /// Whether the strategy's handoff depends on the destination's window (A, mask, B+A and
+    /// plug-ins do; the others are sized by the state).
+    pub fn depends_on_window(&self, id: &str) -> bool {
+        self.configs.get(id).is_some_and(|c| {
+            matches!(
+                c.kind,
+                StrategyKind::Transcript
+                    | StrategyKind::Mask
+                    | StrategyKind::SummaryTranscript
+                    | StrategyKind::Exec
+            )
+        })
+    }
+
+    /// The strategy with this id, for a destination whose usable context is `window_budget`
+    /// tokens ([`usable_context`]).
+    pub fn get_for(
+        &self,
+        id: &str,
+        summariser: Option<Arc<dyn Summariser>>,
+        window_budget: u64,
     ) -> Result<Box<dyn Strategy>, StrategyError> {
         let Some(c) = self.configs.get(id) else {
             return Err(StrategyError::Unknown {
@@ -329,7 +380,8 @@ impl Registry {
                 known: self.ids().join(", "),
             });
         };
-        let (c, t) = (c.clone(), self.templates.clone());
+        let (mut c, t) = (c.clone(), self.templates.clone());
+        c.window_budget = Some(window_budget);
         Ok(match c.kind {
             StrategyKind::None => Box::new(NoHandoff {
                 id: c.id,

@@ -68,9 +68,14 @@ impl Strategy for Summary {
             Ok(r) => r,
             Err(e) => return ready(Err(e)),
         };
+        // B+A: as much of the transcript as fits beside the summary in the destination's window.
+        let room = c.window_budget.map(|w| {
+            w.saturating_sub(crate::handoff::tokens::count(&rendered))
+                .max(1)
+        });
         let mut messages = vec![Message::user(rendered)];
         let dropped = if self.with_transcript {
-            let (t, d) = transcript(state, None, None);
+            let (t, d) = transcript(state, room, None);
             messages.extend(t);
             d
         } else {

@@ -22,7 +22,8 @@ impl Strategy for Transcript {
         &self.config.id
     }
     fn build<'a>(&'a self, state: &'a InterruptedState) -> BuildFuture<'a> {
-        let (m, d) = transcript(state, self.config.token_budget, self.mask);
+        let budget = super::min_budget(self.config.token_budget, self.config.window_budget);
+        let (m, d) = transcript(state, budget, self.mask);
         ready(Ok(finish(&self.config.id, m, None, d, vec![])))
     }
 }
@@ -111,4 +112,11 @@ pub fn transcript(
         units.into_iter().flat_map(|u| u.messages).collect(),
         dropped,
     )
+}
+
+/// Tokens of the full source history at a restore point: the unbounded transcript (strategy A
+/// with no budget), the denominator of `metrics.compression_ratio`.
+pub fn full_history_tokens(state: &InterruptedState) -> u64 {
+    let (m, _) = transcript(state, None, None);
+    crate::handoff::tokens::count_messages(&m)
 }

@@ -379,6 +379,22 @@ impl World {
 
     // ---- tool calls
 
+    /// [`World::call`] for a volume call of the source run: the simulated clock does not advance,
+    /// so padding a run never changes whether an approval has lapsed.
+    pub fn call_untimed(
+        &mut self,
+        phase: Phase,
+        tool_name: &str,
+        args: &Object,
+        event: Option<&str>,
+    ) -> CallResult {
+        let at = self.clock;
+        self.clock -= self.tick;
+        let r = self.call(phase, tool_name, args, None, event);
+        self.clock = at;
+        r
+    }
+
     /// Executes a scenario tool call and appends it to the ledger. `fault` is scripted by the
     /// reference run; destinations never get one.
     pub fn call(

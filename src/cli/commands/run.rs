@@ -10,10 +10,14 @@ use crate::cli::args::RunArgs;
 use crate::error::Error;
 use crate::exit;
 use crate::runner::{Reporter, RunConfig, RunEvent, Status};
+use crate::scenario::volume::Scale;
 
 pub fn run(dir: &Path, args: RunArgs) -> Result<i32, Error> {
     let cfg = config(dir, args)?;
     let plan = crate::runner::plan(&cfg)?;
+    for n in &plan.notes {
+        eprintln!("note: {n}");
+    }
     crate::runner::write_manifest(&cfg, &plan)?;
     let mut progress = Progress::new();
     let written = crate::runner::execute(&cfg, &plan, &mut progress)?;
@@ -60,11 +64,31 @@ fn config(dir: &Path, a: RunArgs) -> Result<RunConfig, Error> {
         resume: a.resume,
         step_budget: a.step_budget.unwrap_or(d.step_budget),
         attention: a.attention.unwrap_or(d.attention),
+        scales: match &a.scale {
+            None => d.scales,
+            Some(list) => list
+                .iter()
+                .map(|x| {
+                    x.parse::<Scale>()
+                        .map_err(|e| Error::Usage(format!("--scale: {e}")))
+                })
+                .collect::<Result<Vec<_>, _>>()?,
+        },
+        context_window: a.context_window,
         model_defs: a.model,
         cache_dir: a.cache_dir,
         no_cache: a.no_cache,
         rerun_errored: a.rerun_errored,
     };
+    if cfg
+        .context_window
+        .is_some_and(|w| w <= crate::strategy::CONTEXT_RESERVE)
+    {
+        return Err(Error::Usage(format!(
+            "context_window must be larger than the {}-token reserve",
+            crate::strategy::CONTEXT_RESERVE
+        )));
+    }
     if !(0.0..=10.0).contains(&cfg.attention) {
         return Err(Error::Usage("attention must be between 0 and 10".into()));
     }

@@ -10,7 +10,7 @@ use super::find_scenario;
 use crate::cli::args::{ScenariosCmd, ValidateArgs};
 use crate::error::Error;
 use crate::exit;
-use crate::scenario::{self, Scenario};
+use crate::scenario::{self, Scenario, volume};
 
 pub fn run(dir: &Path, cmd: ScenariosCmd) -> Result<i32, Error> {
     let stdout = std::io::stdout();
@@ -39,6 +39,7 @@ pub fn run(dir: &Path, cmd: ScenariosCmd) -> Result<i32, Error> {
                         .join(", ")
                 );
                 let _ = writeln!(out, "{:<34} {}", "", fact_counts(s));
+                let _ = writeln!(out, "{:<34} {}", "", history_line(s));
             }
             Ok(exit::OK)
         }
@@ -85,15 +86,34 @@ fn validate(dir: &Path, args: ValidateArgs, out: &mut impl Write) -> i32 {
         for f in files {
             match scenario::load_file(&f) {
                 Ok(s) => {
+                    let vp = volume_problems(&s);
+                    if !vp.is_empty() {
+                        bad += 1;
+                        eprintln!(
+                            "error: {}: volume is not inert ({} problem(s)):\n{}",
+                            f.display(),
+                            vp.len(),
+                            vp.iter()
+                                .map(|p| format!("  - {p}"))
+                                .collect::<Vec<_>>()
+                                .join("\n")
+                        );
+                        continue;
+                    }
                     good += 1;
                     let _ = writeln!(
                         out,
-                        "ok    {} ({}: {} events, {} interrupt points, {} facts)",
+                        "ok    {} ({}: {} events, {} interrupt points, {} facts; volume: {})",
                         f.display(),
                         s.id,
                         s.events.len(),
                         s.interrupts.len(),
-                        s.facts.len()
+                        s.facts.len(),
+                        if s.volume.is_some() {
+                            "inert at 40k and 120k, 3 seeds"
+                        } else {
+                            "none declared"
+                        }
                     );
                 }
                 Err(e) => {
@@ -105,6 +125,79 @@ fn validate(dir: &Path, args: ValidateArgs, out: &mut impl Write) -> i32 {
     }
     let _ = writeln!(out, "{good} valid, {bad} invalid");
     if bad == 0 { exit::OK } else { exit::FAILED }
+}
+
+/// Full-history tokens per interrupt point at each default scale (the run's default seed), e.g.
+/// `history tokens: base 1.2k/3.4k/… · 40k 38.1k/…` in the order of the scenario's points.
+fn history_line(s: &Scenario) -> String {
+    let mut parts = Vec::new();
+    for scale in volume::DEFAULT_SCALES {
+        if scale != volume::Scale::Base && s.volume.is_none() {
+            continue;
+        }
+        let seed = volume::volume_seed(crate::DEFAULT_SEED, &s.id, scale);
+        let Ok(x) = volume::expand(s, scale, seed) else {
+            parts.push(format!(
+                "{scale} (volume invalid: see `scenarios validate`)"
+            ));
+            continue;
+        };
+        let x = std::sync::Arc::new(x);
+        let per_point: Vec<String> = x
+            .interrupts
+            .iter()
+            .map(
+                |i| match crate::state::RestorePoint::build(x.clone(), &i.point) {
+                    Ok(at) => kilo(crate::strategy::full_history_tokens(&at.state)),
+                    Err(_) => "?".into(),
+                },
+            )
+            .collect();
+        parts.push(format!("{scale} {}", per_point.join("/")));
+    }
+    if s.volume.is_none() {
+        parts.push("(no volume: base only)".into());
+    }
+    format!("history tokens per point: {}", parts.join(" · "))
+}
+
+fn kilo(n: u64) -> String {
+    if n >= 1000 {
+        format!("{:.1}k", n as f64 / 1000.0)
+    } else {
+        n.to_string()
+    }
+}
+
+/// Volume problems of a scenario: at every default scale and three seeds, the volume must be
+/// generated without error and be inert ([`volume::check_inert`]).
+pub fn volume_problems(s: &Scenario) -> Vec<String> {
+    let mut out = Vec::new();
+    if s.volume.is_none() {
+        return out;
+    }
+    for scale in volume::DEFAULT_SCALES
+        .into_iter()
+        .filter(|x| *x != volume::Scale::Base)
+    {
+        for k in 0..3u64 {
+            let seed = volume::volume_seed(crate::DEFAULT_SEED.wrapping_add(k), &s.id, scale);
+            match volume::expand(s, scale, seed) {
+                Err(ps) => {
+                    out.extend(ps.iter().map(|p| p.to_string()));
+                    return out;
+                }
+                Ok(x) => {
+                    let ps = volume::check_inert(&x, &format!("scale {scale}, seed +{k}"));
+                    if !ps.is_empty() {
+                        out.extend(ps.iter().map(|p| p.to_string()));
+                        return out;
+                    }
+                }
+            }
+        }
+    }
+    out
 }
 
 /// `kind=count` for each fact kind the scenario has.

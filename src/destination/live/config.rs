@@ -24,7 +24,8 @@ pub struct ModelConfig {
     pub seed: Option<u64>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub max_tokens: Option<u32>,
-    /// Context window, for reports.
+    /// Context window in tokens: bounds strategies A, mask and B+A and decides whether a handoff
+    /// fits at all. Default: [`known_context_window`] of `model`, else 32,768.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub context_window: Option<u64>,
     /// Encoding used to count tokens the provider does not report (`o200k_base`, `cl100k_base`).
@@ -94,5 +95,53 @@ impl ModelConfig {
             price_output_per_mtok: None,
             cell_token_budget: None,
         }
+    }
+}
+
+/// Published context windows of common models, matched on the model name's start (case
+/// insensitive, after any `org/` prefix). Exact names win over shorter prefixes.
+const KNOWN_WINDOWS: &[(&str, u64)] = &[
+    ("gpt-4.1", 1_047_576),
+    ("gpt-4o", 128_000),
+    ("gpt-4-turbo", 128_000),
+    ("gpt-4", 8_192),
+    ("gpt-3.5-turbo", 16_385),
+    ("o1", 200_000),
+    ("o3", 200_000),
+    ("o4-mini", 200_000),
+    ("gpt-5", 400_000),
+    ("claude", 200_000),
+    ("llama3.1", 131_072),
+    ("llama-3.1", 131_072),
+    ("llama3.2", 131_072),
+    ("llama-3.2", 131_072),
+    ("llama3.3", 131_072),
+    ("llama-3.3", 131_072),
+    ("qwen2.5", 32_768),
+    ("qwen3", 32_768),
+    ("mistral", 32_768),
+    ("smollm2", 8_192),
+];
+
+/// The window a model is known to have, from [`KNOWN_WINDOWS`].
+pub fn known_context_window(model: &str) -> Option<u64> {
+    let m = model
+        .rsplit('/')
+        .next()
+        .unwrap_or(model)
+        .to_ascii_lowercase();
+    KNOWN_WINDOWS
+        .iter()
+        .filter(|(p, _)| m.starts_with(p))
+        .max_by_key(|(p, _)| p.len())
+        .map(|(_, w)| *w)
+}
+
+impl ModelConfig {
+    /// The window the harness bounds handoffs by: configured, else known, else 32,768.
+    pub fn window(&self) -> u64 {
+        self.context_window
+            .or_else(|| known_context_window(&self.model))
+            .unwrap_or(32_768)
     }
 }

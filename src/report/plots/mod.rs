@@ -31,6 +31,7 @@ mod bars;
 mod boxplot;
 mod draw;
 mod heat;
+mod lines;
 mod scatter;
 
 use std::collections::HashSet;
@@ -47,6 +48,7 @@ use bars::BarsFigure;
 use boxplot::BoxFigure;
 use draw::{GRID, MUTED, anchored, frame};
 use heat::HeatFigure;
+use lines::LinesFigure;
 use scatter::ScatterFigure;
 
 /// A rate with its interval, e.g. the task success of one strategy × model.
@@ -96,6 +98,19 @@ pub struct Distribution {
     pub label: String,
     /// The sample, in any order; may be empty (the row then says "no values").
     pub values: Vec<f64>,
+}
+
+/// One line of a line chart in one panel.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Series {
+    /// The panel it is drawn in, e.g. the destination model (panels stack in first-seen order).
+    pub panel: String,
+    /// Colour key, e.g. the strategy.
+    pub line: String,
+    /// Drawn dashed (e.g. the unsafe-cell rate beside the solid success rate).
+    pub dashed: bool,
+    /// `(x, y, low, high)` in x order; `low`/`high` give a vertical whisker (equal: none).
+    pub points: Vec<(f64, f64, f64, f64)>,
 }
 
 /// A rendered chart.
@@ -208,6 +223,54 @@ pub fn token_distributions(title: &str, d: &[Distribution]) -> Result<Plot, Plot
         return render(NAME, &NoData { title });
     }
     render(NAME, &BoxFigure { title, d })
+}
+
+/// The compaction curve: task success (solid, with Wilson whiskers) and the unsafe-cell rate
+/// (dashed) against full-history tokens, one panel per destination, one colour per strategy.
+/// File stem `compaction_curve`.
+pub fn compaction_curve(title: &str, series: &[Series]) -> Result<Plot, PlotError> {
+    lines_plot("compaction_curve", title, series, "rate", true)
+}
+
+/// Restore tokens against full-history tokens, one panel per destination, one colour per
+/// strategy. File stem `restore_vs_history`.
+pub fn restore_curve(title: &str, series: &[Series]) -> Result<Plot, PlotError> {
+    lines_plot(
+        "restore_vs_history",
+        title,
+        series,
+        "median restore tokens",
+        false,
+    )
+}
+
+fn lines_plot(
+    name: &'static str,
+    title: &str,
+    series: &[Series],
+    y_desc: &str,
+    rate: bool,
+) -> Result<Plot, PlotError> {
+    for s in series {
+        for p in &s.points {
+            check(name, &s.line, "x", p.0)?;
+            check(name, &s.line, "y", p.1)?;
+            check(name, &s.line, "low", p.2)?;
+            check(name, &s.line, "high", p.3)?;
+        }
+    }
+    if series.iter().all(|s| s.points.is_empty()) {
+        return render(name, &NoData { title });
+    }
+    render(
+        name,
+        &LinesFigure {
+            title,
+            series,
+            y_desc,
+            rate,
+        },
+    )
 }
 
 /// Writes `dir/NAME.svg` and `dir/NAME.png`, creating `dir` if needed.
