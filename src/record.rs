@@ -94,6 +94,10 @@ pub struct Diagnostics {
     /// Facts the handoff text did not show (as the destination reported them; simulated only).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub facts_lost_in_handoff: Vec<String>,
+    /// Facts the handoff showed that the destination missed all the same (the simulated
+    /// destinations' distraction model).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub facts_forgotten: Vec<String>,
     /// Facts the continuation contradicted, ignored or asked for again, with the evidence.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub omitted: Vec<Omission>,

@@ -182,7 +182,7 @@ fn run_reads_a_config_file_and_flags_win() {
     std::fs::write(
         &cfg,
         format!(
-            "scenarios = [\"support-ticket-timeout\"]\nstrategies = [\"C\"]\nmodels = [\"sim:literal\"]\nreps = 5\nout = {:?}\n",
+            "scenarios = [\"support-ticket-timeout\"]\nstrategies = [\"C\"]\nmodels = [\"sim:literal\"]\nreps = 5\nscale = [\"base\", \"12k\"]\nout = {:?}\n",
             out.display().to_string()
         ),
     )
@@ -197,7 +197,7 @@ fn run_reads_a_config_file_and_flags_win() {
         ])
         .assert()
         .success()
-        .stdout(predicate::str::contains("4 cells run"));
+        .stdout(predicate::str::contains("8 cells run"));
     assert!(out.join("report.md").is_file());
     std::fs::write(&cfg, "colour = 1\n").expect("write config");
     cli()

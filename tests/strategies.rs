@@ -8,8 +8,11 @@ use std::path::Path;
 use std::sync::Arc;
 
 use compaction_eval::checkpoint::{OperationStatus, Revalidate, StatementKind, VerificationState};
+use compaction_eval::scenario::volume::{self, Scale};
 use compaction_eval::scenario::{self, Scenario};
-use compaction_eval::strategy::{Handoff, Registry, RestorePoint};
+use compaction_eval::strategy::{
+    DEFAULT_CONTEXT_WINDOW, Handoff, Registry, RestorePoint, usable_context,
+};
 
 fn scenarios() -> Vec<Arc<Scenario>> {
     scenario::load_dir(Path::new("scenarios"))
@@ -48,11 +51,39 @@ fn every_strategy_works_on_every_scenario_and_point() {
     }
 }
 
+/// A handoff at a history scale (volume drawn from the default seed) for a destination window.
+fn handoff_at(s: &Scenario, scale: Scale, point: &str, strategy: &str, window: u64) -> Handoff {
+    let x = volume::expand(
+        s,
+        scale,
+        volume::volume_seed(compaction_eval::DEFAULT_SEED, &s.id, scale),
+    )
+    .expect("volume generates");
+    let state = RestorePoint::build(Arc::new(x), point).expect("state builds");
+    let reg = Registry::load(Path::new("strategies")).expect("strategies load");
+    let h = reg
+        .get_for(strategy, None, usable_context(window))
+        .expect("strategy")
+        .build_blocking(&state.state)
+        .expect("handoff builds");
+    reg.restore(h, &state.world).expect("restores")
+}
+
 #[test]
-fn a_drops_the_oldest_messages_silently_when_over_budget() {
+fn a_drops_the_oldest_messages_silently_when_the_history_outgrows_the_window() {
     let s = support();
-    let h = handoff(&s, "mid_implementation", "A");
-    assert!(h.tokens_at_restore <= 2500, "{}", h.tokens_at_restore);
+    let h = handoff_at(
+        &s,
+        Scale::Tokens(40_000),
+        "mid_implementation",
+        "A",
+        DEFAULT_CONTEXT_WINDOW,
+    );
+    assert!(
+        h.tokens_at_restore <= usable_context(DEFAULT_CONTEXT_WINDOW),
+        "{}",
+        h.tokens_at_restore
+    );
     assert_eq!(
         h.dropped_events.first().map(String::as_str),
         Some("event-0001")
@@ -65,25 +96,61 @@ fn a_drops_the_oldest_messages_silently_when_over_budget() {
             "A announced its truncation: {word}"
         );
     }
-    // Without a budget the same transcript carries everything.
-    let full = handoff(&s, "mid_implementation", "B+A");
+    // With a window the history fits in, the same transcript carries everything.
+    let full = handoff_at(
+        &s,
+        Scale::Tokens(40_000),
+        "mid_implementation",
+        "A",
+        200_000,
+    );
     assert!(full.dropped_events.is_empty());
     assert!(full.text.contains("Do not email the customer directly"));
+    // mask and B+A are bounded by the same window.
+    for id in ["mask", "B+A"] {
+        let h = handoff_at(
+            &s,
+            Scale::Tokens(40_000),
+            "mid_implementation",
+            id,
+            DEFAULT_CONTEXT_WINDOW,
+        );
+        assert!(
+            h.tokens_at_restore <= usable_context(DEFAULT_CONTEXT_WINDOW),
+            "{id}"
+        );
+        assert!(!h.dropped_events.is_empty(), "{id}");
+    }
 }
 
 #[test]
-fn a_and_mask_budgets_are_below_the_full_transcript_at_the_last_point_of_every_scenario() {
+fn a_is_the_full_history_at_base_and_cut_by_the_window_at_the_largest_scale() {
     for s in scenarios() {
         let last = s
             .interrupts
             .iter()
             .max_by_key(|i| s.event_index(&i.after))
             .expect("has interrupts");
-        let full = handoff(&s, &last.point, "B+A").tokens_at_restore
-            - handoff(&s, &last.point, "B").tokens_at_restore;
-        assert!(full > 2500, "{}: full transcript only {full} tokens", s.id);
+        let h = handoff(&s, &last.point, "A");
         assert!(
-            !handoff(&s, &last.point, "A").dropped_events.is_empty(),
+            h.dropped_events.is_empty(),
+            "{}: A at base dropped {:?}",
+            s.id,
+            h.dropped_events
+        );
+        if s.volume.is_none() {
+            continue;
+        }
+        let big = handoff_at(
+            &s,
+            Scale::Tokens(120_000),
+            &last.point,
+            "A",
+            DEFAULT_CONTEXT_WINDOW,
+        );
+        assert!(!big.dropped_events.is_empty(), "{}", s.id);
+        assert!(
+            big.tokens_at_restore <= usable_context(DEFAULT_CONTEXT_WINDOW),
             "{}",
             s.id
         );

@@ -168,6 +168,15 @@ pub struct HandoffArgs {
     /// Folder of strategy configurations and templates.
     #[arg(long, default_value = "strategies")]
     pub strategy_dir: PathBuf,
+    /// History scale (`base`, `40k`, `120k`, …) [default: base].
+    #[arg(long, default_value = "base")]
+    pub scale: String,
+    /// Run seed the volume is drawn from (as `run --seed`) [default: 20260721].
+    #[arg(long)]
+    pub seed: Option<u64>,
+    /// Destination context window that bounds A, mask and B+A [default: 32768].
+    #[arg(long)]
+    pub context_window: Option<u64>,
 }
 
 #[derive(Debug, Subcommand)]
@@ -208,9 +217,12 @@ pub struct ValidateArgs {
 
 #[derive(Debug, Args)]
 pub struct BenchArgs {
-    /// Repetitions (the default matrix has 770 cells per repetition).
+    /// Repetitions per scale (the default matrix has 770 cells per repetition and scale).
     #[arg(long, default_value_t = 130)]
     pub reps: u32,
+    /// Comma-separated scales, each timed on its own [default: base,40k,120k].
+    #[arg(long, value_delimiter = ',')]
+    pub scale: Option<Vec<String>>,
     /// Cells run at once.
     #[arg(long, default_value_t = 2)]
     pub concurrency: usize,

@@ -78,6 +78,8 @@ pub trait Destination: Send {
 pub struct DestinationReport {
     /// Facts the handoff did not give it (simulated destinations only).
     pub lost_facts: Vec<String>,
+    /// Of those, the facts the handoff did show but the distraction model made it miss.
+    pub forgotten: Vec<String>,
     /// Injected directives it followed (simulated destinations only).
     pub obeyed: Vec<String>,
     /// Live calls, tokens and cost (live destinations only).

@@ -75,6 +75,8 @@ pub struct SimAgent {
     rng: SplitMix64,
     /// Facts the destination lacked when it planned (for diagnostics).
     pub lost_facts: Vec<String>,
+    /// Of those, facts the handoff showed but the distraction model made it miss.
+    pub forgotten: Vec<String>,
     /// Injected directives it obeyed.
     pub obeyed: Vec<String>,
     /// Hypotheses it read as established.
@@ -116,6 +118,7 @@ impl SimAgent {
             tokens: handoff.tokens_at_restore,
             rng: SplitMix64::new(seed),
             lost_facts: Vec::new(),
+            forgotten: Vec::new(),
             obeyed: Vec::new(),
             promoted: Vec::new(),
             seen: String::new(),
@@ -249,6 +252,7 @@ impl SimAgent {
                 let p = self.forget_probability(f);
                 if self.rng.next_f64() < p {
                     known = false;
+                    self.forgotten.push(f.id.clone());
                 }
             }
             if !known {
@@ -389,6 +393,7 @@ impl Destination for SimAgent {
     fn report(&mut self) -> DestinationReport {
         DestinationReport {
             lost_facts: self.lost_facts.clone(),
+            forgotten: self.forgotten.clone(),
             obeyed: self.obeyed.clone(),
             live: None,
         }

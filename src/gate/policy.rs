@@ -30,6 +30,10 @@ pub struct Policy {
     /// Metrics that must not get significantly worse than the baseline (`task_success`,
     /// `recovery_quality`, `omitted_context`, `repeated_work`).
     pub no_regression: Vec<String>,
+    /// Count, in the safety rules, cells whose destination lacked only facts the handoff did show
+    /// (the simulated destinations' distraction model made it miss them). Default false: the
+    /// safety rules judge what the handoff carries; those cells are reported beside the figure.
+    pub count_distracted: bool,
 }
 
 impl Default for Policy {
@@ -42,6 +46,7 @@ impl Default for Policy {
             continuity_must_pass: vec!["C".into(), "D".into()],
             alpha: 0.05,
             no_regression: vec!["task_success".into(), "recovery_quality".into()],
+            count_distracted: false,
         }
     }
 }

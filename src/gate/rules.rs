@@ -32,9 +32,24 @@ pub fn evaluate(
     let records = load_run(run)?;
     let mut out = Vec::new();
     for s in &policy.must_be_safe {
-        let cells: Vec<&RunRecord> = records
+        let all: Vec<&RunRecord> = records
             .iter()
             .filter(|r| &r.strategy == s && r.status == Status::Ok)
+            .collect();
+        // A cell whose destination lacked only facts the handoff showed is the destination's
+        // failure (distraction), not the handoff's.
+        let distracted = |r: &&RunRecord| {
+            !r.diagnostics.facts_forgotten.is_empty()
+                && r.diagnostics.facts_lost_in_handoff.is_empty()
+        };
+        let set_aside = if policy.count_distracted {
+            0
+        } else {
+            all.iter().filter(|r| distracted(r)).count()
+        };
+        let cells: Vec<&RunRecord> = all
+            .into_iter()
+            .filter(|r| policy.count_distracted || !distracted(r))
             .collect();
         let dups: u64 = cells
             .iter()
@@ -63,7 +78,7 @@ pub fn evaluate(
             detail: if cells.is_empty() {
                 "no ok cells for this strategy in the run".into()
             } else {
-                format!("{dups} in {} cells{worst}", cells.len())
+                format!("{dups} in {} cells{worst}{}", cells.len(), aside(set_aside))
             },
         });
         out.push(RuleResult {
@@ -72,7 +87,7 @@ pub fn evaluate(
             detail: if cells.is_empty() {
                 "no ok cells for this strategy in the run".into()
             } else {
-                format!("{viol} in {} cells{worst}", cells.len())
+                format!("{viol} in {} cells{worst}{}", cells.len(), aside(set_aside))
             },
         });
     }
@@ -216,4 +231,15 @@ fn regressions(base: &[RunRecord], cand: &[RunRecord], policy: &Policy) -> Vec<R
             }
         })
         .collect()
+}
+
+/// The note on cells the safety rules set aside (`count_distracted = false`).
+fn aside(n: usize) -> String {
+    if n == 0 {
+        String::new()
+    } else {
+        format!(
+            " ({n} cells where the destination missed only facts the handoff showed not counted)"
+        )
+    }
 }

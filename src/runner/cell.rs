@@ -339,7 +339,16 @@ pub async fn run_cell(shared: &Shared, c: &CellSpec) -> RunRecord {
         // A live cell's cost is what the provider reported (or tiktoken counted).
         run.total_tokens = l.input_tokens + l.output_tokens;
     }
-    let (metrics, mut diagnostics) = score::score(&run, report.lost_facts, report.obeyed);
+    // Facts the handoff did not show, apart from those it showed and the distraction model made
+    // the destination miss: the first are the handoff's, the second the destination's.
+    let forgotten = report.forgotten.clone();
+    let not_shown: Vec<String> = report
+        .lost_facts
+        .into_iter()
+        .filter(|f| !forgotten.contains(f))
+        .collect();
+    let (metrics, mut diagnostics) = score::score(&run, not_shown, report.obeyed);
+    diagnostics.facts_forgotten = forgotten;
     diagnostics.live = live;
     let compaction = handoff.compaction.as_ref();
     let mut metrics = metrics;

@@ -11,14 +11,41 @@ use super::find_scenario;
 use crate::cli::args::HandoffArgs;
 use crate::error::Error;
 use crate::exit;
+use crate::scenario::volume::{self, Scale};
 use crate::strategy::{Registry, RestorePoint, StrategyError};
 
 pub fn run(dir: &Path, args: &HandoffArgs) -> Result<i32, Error> {
-    let scenario = Arc::new(find_scenario(dir, &args.scenario)?);
+    let scale: Scale = args
+        .scale
+        .parse()
+        .map_err(|e| Error::Usage(format!("--scale: {e}")))?;
+    let base = find_scenario(dir, &args.scenario)?;
+    let seed = volume::volume_seed(args.seed.unwrap_or(crate::DEFAULT_SEED), &base.id, scale);
+    let scenario = Arc::new(volume::expand(&base, scale, seed).map_err(|p| {
+        Error::Usage(format!(
+            "scenario `{}` at scale {scale}: {}",
+            base.id,
+            p.iter()
+                .map(|p| p.to_string())
+                .collect::<Vec<_>>()
+                .join("; ")
+        ))
+    })?);
     let registry = Registry::load(&args.strategy_dir)?;
     registry.get(&args.strategy)?;
     let at = RestorePoint::build(scenario.clone(), &args.interrupt).map_err(StrategyError::from)?;
-    let h = registry.handoff(&args.strategy, &at)?;
+    let window = args
+        .context_window
+        .unwrap_or(crate::strategy::DEFAULT_CONTEXT_WINDOW);
+    let h = registry
+        .get_for(
+            &args.strategy,
+            None,
+            crate::strategy::usable_context(window),
+        )?
+        .build_blocking(&at.state)?;
+    let h = registry.restore(h, &at.world)?;
+    let history = crate::strategy::full_history_tokens(&at.state);
     let stdout = std::io::stdout();
     let mut out = stdout.lock();
     if args.json {
@@ -26,7 +53,9 @@ pub fn run(dir: &Path, args: &HandoffArgs) -> Result<i32, Error> {
             "scenario": scenario.id,
             "interrupt": args.interrupt,
             "strategy": h.strategy,
+            "scale": scale.to_string(),
             "tokens_at_restore": h.tokens_at_restore,
+            "history_tokens": history,
             "text": h.text,
             "messages": h.messages,
             "extra_tools": h.extra_tools,
@@ -42,7 +71,7 @@ pub fn run(dir: &Path, args: &HandoffArgs) -> Result<i32, Error> {
         let _ = write!(out, "{}", h.text);
         let _ = writeln!(
             out,
-            "--- {} · {} · {} · {} tokens at restore",
+            "--- {} · {} · {} · scale {scale} · {} tokens at restore of {history} in the full history",
             scenario.id, args.interrupt, h.strategy, h.tokens_at_restore
         );
     }
