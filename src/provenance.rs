@@ -169,6 +169,54 @@ const SOURCE_KEYS: [&str; 12] = [
     "type: web",
 ];
 
+/// A fast, non-cryptographic hash of a text (the memo key of [`lowered`]).
+fn text_hash(text: &str) -> u64 {
+    let mut h: u64 = 0xcbf2_9ce4_8422_2325 ^ text.len() as u64;
+    let b = text.as_bytes();
+    let mut chunks = b.chunks_exact(8);
+    for c in &mut chunks {
+        let mut w = [0u8; 8];
+        w.copy_from_slice(c);
+        h = (h ^ u64::from_le_bytes(w))
+            .wrapping_mul(0x9e37_79b9_7f4a_7c15)
+            .rotate_left(23);
+    }
+    for &x in chunks.remainder() {
+        h = (h ^ u64::from(x)).wrapping_mul(0x0100_0000_01b3);
+    }
+    h
+}
+
+/// `text.to_lowercase()`, memoised per thread for the few texts most recently asked: a
+/// destination judges many phrases against one handoff, and lowercasing a long transcript for
+/// each was most of a cell's cost.
+fn lowered(text: &str) -> std::rc::Rc<str> {
+    use std::cell::RefCell;
+    use std::rc::Rc;
+    thread_local! {
+        static MEMO: RefCell<Vec<(u64, usize, Rc<str>)>> = const { RefCell::new(Vec::new()) };
+    }
+    if text.len() < 512 {
+        return Rc::from(text.to_lowercase());
+    }
+    let key = text_hash(text);
+    MEMO.with(|m| {
+        let mut m = m.borrow_mut();
+        if let Some(i) = m.iter().position(|(k, n, _)| *k == key && *n == text.len()) {
+            let hit = m.remove(i);
+            let out = hit.2.clone();
+            m.push(hit);
+            return out;
+        }
+        let l: Rc<str> = Rc::from(text.to_lowercase());
+        if m.len() >= 8 {
+            m.remove(0);
+        }
+        m.push((key, text.len(), l.clone()));
+        l
+    })
+}
+
 /// Positions (byte offsets into `text`) where `phrase` occurs, case-insensitively and with runs of
 /// white space matching any run of white space.
 pub fn find(text: &str, phrase: &str) -> Vec<usize> {
@@ -176,7 +224,7 @@ pub fn find(text: &str, phrase: &str) -> Vec<usize> {
     if words.is_empty() {
         return vec![];
     }
-    let lower = text.to_lowercase();
+    let lower = lowered(text);
     // Lowercasing can change byte lengths outside ASCII; fall back to exact positions then.
     if lower.len() != text.len() {
         return text.match_indices(phrase).map(|(i, _)| i).collect();
@@ -538,7 +586,11 @@ fn message_around(text: &str, pos: usize) -> Option<(usize, usize, Role)> {
 }
 
 fn header_role(line: &str) -> Option<Role> {
-    let t = line.trim_start().to_lowercase();
+    let t = line.trim_start();
+    if !t.starts_with('[') {
+        return None;
+    }
+    let t: String = t.chars().take(24).collect::<String>().to_lowercase();
     let inner = t.strip_prefix('[')?;
     if inner.starts_with("tool result") || inner.starts_with("tool]") || inner.starts_with("tool ")
     {

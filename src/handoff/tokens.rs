@@ -61,9 +61,9 @@ pub fn count_with(encoding: &str, text: &str) -> (u64, bool) {
 
 /// Tokens of one message, framing included.
 pub fn count_message(m: &Message) -> u64 {
-    let mut n = PER_MESSAGE + count(&m.content);
+    let mut n = PER_MESSAGE + count_cached(&m.content);
     if let Some(tc) = &m.tool_call {
-        n += count(&tc.name) + count(&tc.arguments);
+        n += count_cached(&tc.name) + count_cached(&tc.arguments);
     }
     n
 }

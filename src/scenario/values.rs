@@ -143,9 +143,32 @@ fn walk(
     }
 }
 
-/// The form of a text that [`visible`] searches: normalised, thousands separators dropped.
+/// The form of a text that [`visible`] searches: normalised, thousands separators dropped, and
+/// SHA-256 digests (`sha256:` and 64 hex digits) reduced to `sha256:…` — a checksum is not a
+/// place an agent reads an id or an amount from.
 pub fn seen_text(text: &str) -> String {
-    fold_digits(&normalize(text))
+    drop_digests(&fold_digits(&normalize(text)))
+}
+
+fn drop_digests(s: &str) -> String {
+    let mut out = String::with_capacity(s.len());
+    let mut rest = s;
+    while let Some(i) = rest.find("sha256:") {
+        let after = &rest[i + 7..];
+        let hex = after
+            .char_indices()
+            .take_while(|(_, c)| c.is_ascii_hexdigit())
+            .count();
+        out.push_str(&rest[..i + 7]);
+        if hex >= 64 {
+            out.push('…');
+            rest = &after[hex..];
+        } else {
+            rest = after;
+        }
+    }
+    out.push_str(rest);
+    out
 }
 
 fn fold_digits(s: &str) -> String {
@@ -192,10 +215,26 @@ pub fn revised_values(perturb: &[Perturbation]) -> Vec<(&str, &str)> {
     out
 }
 
-/// Whether `piece` is visible in `seen` (built with [`seen_text`]).
+/// Whether `piece` is visible in `seen` (built with [`seen_text`]): it occurs there as a whole
+/// value — not as the middle of a longer number or word (`100` is not seen in `1003`, `cust-9`
+/// not in `cust-91`; `2026-07-21` is seen in `2026-07-21t16:33:00z`).
 pub fn visible(seen: &str, piece: &str) -> bool {
     let p = seen_text(piece);
-    !p.is_empty() && seen.contains(&p)
+    if p.is_empty() {
+        return false;
+    }
+    let same_class = |a: char, b: char| {
+        (a.is_ascii_digit() && b.is_ascii_digit()) || (a.is_alphabetic() && b.is_alphabetic())
+    };
+    let (first, last) = match (p.chars().next(), p.chars().next_back()) {
+        (Some(f), Some(l)) => (f, l),
+        _ => return false,
+    };
+    seen.match_indices(p.as_str()).any(|(i, m)| {
+        let before = seen[..i].chars().next_back();
+        let after = seen[i + m.len()..].chars().next();
+        !before.is_some_and(|b| same_class(b, first)) && !after.is_some_and(|a| same_class(a, last))
+    })
 }
 
 /// Replaces `piece` by `older` in every string leaf of `args` at `path` (the destination acts on
