@@ -208,7 +208,8 @@ fn a_wrong_volume_declaration_names_its_field() {
     let b = broken(|v| v["calls"][0]["args"] = serde_json::json!({"x": "{nosuchlist}"}));
     let e = volume::expand(&b, Scale::Tokens(12_000), 1).expect_err("refused");
     assert!(
-        e.iter().any(|p| p.message.contains("`{nosuchlist}`")),
+        e.iter()
+            .any(|p| p.path == "volume.calls[0].args.x" && p.message.contains("`{nosuchlist}`")),
         "{e:?}"
     );
 }

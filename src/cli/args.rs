@@ -218,7 +218,7 @@ pub struct ValidateArgs {
 #[derive(Debug, Args)]
 pub struct BenchArgs {
     /// Repetitions per scale (the default matrix has 770 cells per repetition and scale).
-    #[arg(long, default_value_t = 130)]
+    #[arg(long, default_value_t = 30)]
     pub reps: u32,
     /// Comma-separated scales, each timed on its own [default: base,40k,120k].
     #[arg(long, value_delimiter = ',')]
@@ -270,6 +270,10 @@ pub struct AuditArgs {
     pub out: PathBuf,
     #[arg(long, default_value = "strategies")]
     pub strategy_dir: PathBuf,
+    /// History scale the scenarios are audited at (`base`, `40k`, …; the default seed's volume)
+    /// [default: base].
+    #[arg(long, default_value = "base")]
+    pub scale: String,
 }
 
 #[derive(Debug, Args)]

@@ -74,6 +74,10 @@ pub struct ConfigView {
     pub reps: String,
     pub step_budget: String,
     pub attention: String,
+    /// History scales (`base, 40k, 120k`; `base` for runs written before scales existed).
+    pub scales: String,
+    /// The simulated destinations' context window.
+    pub context_window: String,
 }
 
 #[derive(Debug, Serialize)]
@@ -252,6 +256,21 @@ fn config_view(c: &serde_json::Value) -> ConfigView {
         reps: text("reps"),
         step_budget: text("step_budget"),
         attention: text("attention"),
+        scales: c
+            .get("scales")
+            .and_then(|v| v.as_array())
+            .map(|a| {
+                a.iter()
+                    .filter_map(|x| x.as_str())
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            })
+            .unwrap_or_else(|| "base".into()),
+        context_window: c
+            .get("context_window")
+            .and_then(|v| v.as_u64())
+            .unwrap_or(crate::strategy::DEFAULT_CONTEXT_WINDOW)
+            .to_string(),
     }
 }
 

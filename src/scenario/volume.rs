@@ -390,6 +390,19 @@ pub fn expand(s: &Scenario, scale: Scale, seed: u64) -> Result<Scenario, Vec<Pro
             }
             Some(_) => {}
         }
+        // Every template is checked up front, whatever the draws will pick.
+        let mut probe = Filler {
+            vocab: &vol.vocab,
+            clock,
+            rng: SplitMix64::new(0),
+        };
+        let has_docs = !documents.is_empty();
+        for (k, t) in &c.args {
+            let mut doc = |_: &mut Filler<'_>| has_docs.then(|| "probe".to_string());
+            if let Err(e) = probe.fill(t, 1, &mut doc) {
+                problems.push(problem(format!("{path}.args.{k}"), e));
+            }
+        }
         if c.weight == 0 || c.repeat == 0 || c.repeat > 10 {
             problems.push(problem(
                 &path,

@@ -21,7 +21,27 @@ pub fn run(dir: &Path, args: AuditArgs) -> Result<i32, Error> {
     if let Some(ids) = &args.scenarios {
         select_scenarios(&mut all, ids)?;
     }
-    let all: Vec<Arc<_>> = all.into_iter().map(Arc::new).collect();
+    let scale: crate::scenario::volume::Scale = args
+        .scale
+        .parse()
+        .map_err(|e| Error::Usage(format!("--scale: {e}")))?;
+    let mut scaled = Vec::with_capacity(all.len());
+    for s in all {
+        let seed = crate::scenario::volume::volume_seed(crate::DEFAULT_SEED, &s.id, scale);
+        scaled.push(
+            crate::scenario::volume::expand(&s, scale, seed).map_err(|p| {
+                Error::Usage(format!(
+                    "scenario `{}` at scale {scale}: {}",
+                    s.id,
+                    p.iter()
+                        .map(|p| p.to_string())
+                        .collect::<Vec<_>>()
+                        .join("; ")
+                ))
+            })?,
+        );
+    }
+    let all: Vec<Arc<_>> = scaled.into_iter().map(Arc::new).collect();
     let rows = crate::audit::audit(&all, &registry, &strategies)?;
     let out = &args.out;
     crate::audit::write(out, &rows).map_err(Error::write_to(out))?;
