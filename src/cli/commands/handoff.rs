@@ -19,6 +19,12 @@ pub fn run(dir: &Path, args: &HandoffArgs) -> Result<i32, Error> {
     registry.get(&args.strategy)?;
     let at = RestorePoint::build(scenario.clone(), &args.interrupt).map_err(StrategyError::from)?;
     let h = registry.handoff(&args.strategy, &at)?;
+    // A plug-in's handoff may quote a key it found: never print one.
+    crate::secrets::load_run([]);
+    let mut h = h;
+    h.text = crate::secrets::redact(&h.text).into_owned();
+    crate::secrets::redact_serde(&mut h.messages);
+    crate::secrets::redact_serde(&mut h.checkpoint);
     let stdout = std::io::stdout();
     let mut out = stdout.lock();
     if args.json {
