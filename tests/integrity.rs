@@ -19,12 +19,25 @@ fn tmp() -> PathBuf {
     tempfile::tempdir().expect("tempdir").keep()
 }
 
-/// A small matrix on the command line: one scenario, C and A, the two default models.
+/// A scenario folder holding only `support-ticket-timeout` (a run loads and validates every
+/// scenario of its folder; one keeps these tests fast).
+fn one_scenario() -> PathBuf {
+    let dir = tmp();
+    std::fs::copy(
+        "scenarios/support-ticket-timeout.yaml",
+        dir.join("support-ticket-timeout.yaml"),
+    )
+    .expect("copy");
+    dir
+}
+
+/// A small matrix on the command line: one scenario, two interrupt points, C and A, the two
+/// default models.
 fn small_run(out: &Path, reps: u32) -> Vec<String> {
     [
         "run",
-        "--scenarios",
-        "support-ticket-timeout",
+        "--interrupts",
+        "uncertain_side_effect,after_exploration",
         "--strategies",
         "C,A",
         "--reps",
@@ -190,20 +203,25 @@ fn resume_refuses_another_configuration_and_repairs_a_torn_tail() {
     run(&["--limit", "6"]).assert().success();
     let results = out.join("results.jsonl");
     assert_eq!(lines(&results).len(), 6);
-    run(&["--resume", "--seed", "7", "--strategies", "C,A,B"])
-        .assert()
-        .code(2)
-        .stderr(
-            predicate::str::contains("differing keys: config.seed, config.strategies.").and(
-                predicate::str::contains("--resume with another configuration"),
-            ),
-        );
-    run(&["--resume", "--attention", "0.5", "--step-budget", "9"])
-        .assert()
-        .code(2)
-        .stderr(predicate::str::contains(
-            "config.attention, config.step_budget",
-        ));
+    run(&[
+        "--resume",
+        "--seed",
+        "7",
+        "--strategies",
+        "C,A,B",
+        "--attention",
+        "0.5",
+    ])
+    .assert()
+    .code(2)
+    .stderr(
+        predicate::str::contains(
+            "differing keys: config.attention, config.seed, config.strategies.",
+        )
+        .and(predicate::str::contains(
+            "--resume with another configuration",
+        )),
+    );
     // An edited scenario is another run too.
     let file = scenarios.join("support-ticket-timeout.yaml");
     let original = std::fs::read_to_string(&file).expect("read");
@@ -253,26 +271,28 @@ fn resume_refuses_another_configuration_and_repairs_a_torn_tail() {
 fn kill_9_at_random_moments_then_resume_loses_and_duplicates_no_cell() {
     let out = tmp();
     let args: Vec<String> = [
-        "run",
-        "--scenarios",
-        "support-ticket-timeout,payments-refund-partial-failure",
-        "--reps",
-        "2",
-        "--out",
+        "--scenario-dir".to_string(),
+        one_scenario().display().to_string(),
+        "run".into(),
+        "--strategies".into(),
+        "none,A,B,C".into(),
+        "--models".into(),
+        "sim:careful".into(),
+        "--reps".into(),
+        "2".into(),
+        "--out".into(),
+        out.display().to_string(),
     ]
-    .iter()
-    .map(|s| s.to_string())
-    .chain([out.display().to_string()])
-    .collect();
+    .to_vec();
     let bin = assert_cmd::cargo::cargo_bin("compaction-eval");
     // Moments drawn once from a fixed seed (SplitMix64), in milliseconds after the start.
     let mut state = 0x5eed_u64;
-    for round in 0..4 {
+    for round in 0..3 {
         state = state.wrapping_add(0x9e37_79b9_7f4a_7c15);
         let mut z = state;
         z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
         z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
-        let ms = 150 + (z ^ (z >> 31)) % 900;
+        let ms = 100 + (z ^ (z >> 31)) % 600;
         let mut c = std::process::Command::new(&bin);
         c.args(&args)
             .env_remove("RUST_BACKTRACE")
@@ -362,10 +382,10 @@ fn two_scenario_files_with_one_id_are_an_error_naming_both() {
 fn limit_1_with_a_huge_reps_allocates_nothing_big() {
     let out = tmp();
     cli()
+        .arg("--scenario-dir")
+        .arg(one_scenario())
         .args([
             "run",
-            "--scenarios",
-            "support-ticket-timeout",
             "--strategies",
             "C",
             "--reps",
@@ -387,7 +407,12 @@ fn the_gates_smaller_promises() {
     let out = root.join("run");
     let mut args = small_run(&out, 1);
     args.extend(["--models".into(), "sim:careful".into()]);
-    cli().args(&args).assert().success();
+    cli()
+        .arg("--scenario-dir")
+        .arg(one_scenario())
+        .args(&args)
+        .assert()
+        .success();
     // `no_regression = []` with the run as its own baseline passes.
     let policy = root.join("policy.toml");
     std::fs::write(
@@ -479,7 +504,15 @@ fn strip_timing(path: &Path) -> Vec<serde_json::Value> {
 #[test]
 fn three_shards_merged_equal_the_unsharded_run() {
     let root = tmp();
-    let args = |out: &Path| small_run(out, 2);
+    let scenarios = one_scenario();
+    let args = |out: &Path| {
+        let mut a = vec![
+            "--scenario-dir".to_string(),
+            scenarios.display().to_string(),
+        ];
+        a.extend(small_run(out, 2));
+        a
+    };
     let whole = root.join("whole");
     cli().args(args(&whole)).assert().success();
     let shards: Vec<PathBuf> = (1..=3).map(|k| root.join(format!("shard-{k}"))).collect();
