@@ -32,8 +32,16 @@ static SECRETS: RwLock<Vec<(String, String)>> = RwLock::new(Vec::new());
 
 /// Adds a secret value (ignored when shorter than [`MIN_LEN`] or already known).
 pub fn register(value: &str) {
+    register_min(value, MIN_LEN);
+}
+
+/// The shortest value of a variable that is a secret only by its name ([`CREDENTIAL_SUFFIXES`]):
+/// real keys are long, and a short value (`SORT_KEY=name`) would garble every output.
+pub const MIN_LEN_BY_NAME: usize = 16;
+
+fn register_min(value: &str, min: usize) {
     let value = value.trim();
-    if value.len() < MIN_LEN {
+    if value.len() < min {
         return;
     }
     let escaped = serde_json::to_string(value).unwrap_or_default();
@@ -62,7 +70,8 @@ pub fn register_env(var: &str) {
 pub const CREDENTIAL_SUFFIXES: &[&str] = &["API_KEY", "_TOKEN", "_SECRET", "_PASSWORD", "_KEY"];
 
 /// Registers the secrets of a run: `OPENAI_API_KEY`, each named key variable, and every variable
-/// of this process's environment whose name ends in one of [`CREDENTIAL_SUFFIXES`].
+/// of this process's environment whose name ends in one of [`CREDENTIAL_SUFFIXES`] and whose
+/// value has at least [`MIN_LEN_BY_NAME`] bytes.
 pub fn load_run<'a>(key_vars: impl IntoIterator<Item = &'a str>) {
     register_env("OPENAI_API_KEY");
     for v in key_vars {
@@ -73,7 +82,7 @@ pub fn load_run<'a>(key_vars: impl IntoIterator<Item = &'a str>) {
             continue;
         };
         if CREDENTIAL_SUFFIXES.iter().any(|s| name.ends_with(s)) {
-            register(value);
+            register_min(value, MIN_LEN_BY_NAME);
         }
     }
 }

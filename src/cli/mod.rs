@@ -58,7 +58,7 @@ pub fn run(cli: Cli) -> i32 {
     match result {
         Ok(code) => code,
         Err(e) => {
-            eprintln!("error: {e}");
+            eprintln!("error: {}", crate::secrets::redact(&e.to_string()));
             e.exit_code()
         }
     }
