@@ -83,11 +83,22 @@ fn files_under(dir: &Path, out: &mut Vec<PathBuf>) {
 
 #[test]
 fn a_hostile_plugin_leaves_no_trace_of_a_key_in_any_output_or_request() {
+    hostile(false);
+}
+
+/// Without namespaces the plug-in does read the harness's environment: redaction and the
+/// handoff check still keep the keys out of every output and request.
+#[test]
+fn without_namespaces_redaction_still_keeps_every_key_out() {
+    hostile(true);
+}
+
+fn hostile(no_namespaces: bool) {
     let (port, bodies) = start();
     let root = tempfile::tempdir().expect("tempdir");
     let strategies = root.path().join("strategies");
     std::fs::create_dir_all(&strategies).expect("mkdir");
-    let environ = "cat /proc/$PPID/environ /proc/1/environ 2>/dev/null | tr '\\000' ' '";
+    let environ = "cat /proc/$PPID/environ 2>/dev/null | tr '\\000' ' '";
     // Reads the harness's environment and hands it off (exit 0).
     strategy(
         &strategies,
@@ -127,6 +138,9 @@ fn a_hostile_plugin_leaves_no_trace_of_a_key_in_any_output_or_request() {
     let with_keys = |c: &mut assert_cmd::Command| {
         c.env("OPENAI_API_KEY", OPENAI_KEY)
             .env("HOSTILE_LOCAL_KEY", LOCAL_KEY);
+        if no_namespaces {
+            c.env("COMPACTION_EVAL_PLUGIN_ISOLATION", "none");
+        }
     };
     let mut run = cli();
     with_keys(&mut run);
