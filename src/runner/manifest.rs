@@ -43,7 +43,8 @@ fn flatten(prefix: &str, v: &Value, out: &mut Vec<(String, Value)>) {
 }
 
 /// The keys (dotted paths) whose values differ between two manifests, ignoring the keys that do
-/// not decide the run's cells and `extra_ignored`; sorted.
+/// not decide the run's cells, `extra_ignored`, and top-level sections only one of them has;
+/// sorted.
 pub fn differences(a: &Value, b: &Value, extra_ignored: &[&str]) -> Vec<String> {
     let ignored = |k: &str| {
         INDEPENDENT
@@ -56,10 +57,14 @@ pub fn differences(a: &Value, b: &Value, extra_ignored: &[&str]) -> Vec<String> 
     flatten("", b, &mut fb);
     let ma: std::collections::BTreeMap<String, Value> = fa.into_iter().collect();
     let mb: std::collections::BTreeMap<String, Value> = fb.into_iter().collect();
+    // A section only one manifest has (written by another version) is not a difference of
+    // configuration.
+    let section = |k: &str| k.split('.').next().unwrap_or_default().to_string();
+    let in_both = |k: &str| a.get(section(k)).is_some() && b.get(section(k)).is_some();
     let mut keys: Vec<String> = ma
         .keys()
         .chain(mb.keys())
-        .filter(|k| !ignored(k))
+        .filter(|k| !ignored(k) && in_both(k))
         .filter(|k| ma.get(*k) != mb.get(*k))
         .cloned()
         .collect();
@@ -91,6 +96,9 @@ mod tests {
             ]
         );
         assert_eq!(differences(&a, &a, &[]), Vec::<String>::new());
+        let mut newer = a.clone();
+        newer["interrupts"] = json!({"s": ["p"]});
+        assert_eq!(differences(&a, &newer, &[]), Vec::<String>::new());
         assert!(
             !differences(&a, &b, SHARD_KEYS)
                 .iter()
