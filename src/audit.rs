@@ -128,20 +128,33 @@ pub fn audit(
     registry: &Registry,
     strategies: &[String],
 ) -> Result<Vec<AuditRow>, crate::strategy::StrategyError> {
+    crate::secrets::load_run([]);
     let mut rows = Vec::new();
     for s in scenarios {
         for it in &s.interrupts {
             let at = RestorePoint::build(s.clone(), &it.point)?;
             for id in strategies {
+                let error = |message: String| AuditRow {
+                    scenario: s.id.clone(),
+                    interrupt: it.point.clone(),
+                    strategy: id.clone(),
+                    error: Some(crate::secrets::redact(&message).into_owned()),
+                    ..Default::default()
+                };
                 match registry.handoff(id, &at) {
+                    // A handoff carrying a secret is not audited (nor quoted anywhere).
+                    Ok(h)
+                        if serde_json::to_string(&h)
+                            .is_ok_and(|t| crate::secrets::contains(&t)) =>
+                    {
+                        rows.push(error(format!(
+                            "strategy `{id}`: output contains a secret of this run (the handoff was discarded)"
+                        )))
+                    }
                     Ok(h) => rows.push(audit_handoff(&at, &h)),
-                    Err(crate::strategy::StrategyError::Plugin(e)) => rows.push(AuditRow {
-                        scenario: s.id.clone(),
-                        interrupt: it.point.clone(),
-                        strategy: id.clone(),
-                        error: Some(e.to_string()),
-                        ..Default::default()
-                    }),
+                    Err(crate::strategy::StrategyError::Plugin(e)) => {
+                        rows.push(error(e.to_string()))
+                    }
                     Err(e) => return Err(e),
                 }
             }
@@ -153,9 +166,10 @@ pub fn audit(
 /// Writes `audit.csv` and `audit.json` into `dir`.
 pub fn write(dir: &Path, rows: &[AuditRow]) -> std::io::Result<()> {
     std::fs::create_dir_all(dir)?;
+    let json = serde_json::to_string_pretty(rows).unwrap_or_default();
     std::fs::write(
         dir.join("audit.json"),
-        serde_json::to_vec_pretty(rows).unwrap_or_default(),
+        crate::secrets::redact_text(&json).as_bytes(),
     )?;
     let mut w = csv::Writer::from_writer(Vec::new());
     let header = [
@@ -199,10 +213,12 @@ pub fn write(dir: &Path, rows: &[AuditRow]) -> std::io::Result<()> {
         ])
         .map_err(std::io::Error::other)?;
     }
+    let csv = w
+        .into_inner()
+        .map_err(|e| std::io::Error::other(e.to_string()))?;
     std::fs::write(
         dir.join("audit.csv"),
-        w.into_inner()
-            .map_err(|e| std::io::Error::other(e.to_string()))?,
+        crate::secrets::redact_text(&String::from_utf8_lossy(&csv)).as_bytes(),
     )
 }
 

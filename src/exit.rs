@@ -40,6 +40,13 @@ pub mod inspect {
     pub const CONTINUITY_VALIDATION_FAILED: i32 = 4;
 }
 
+/// Exit codes of `run` besides [`OK`] and [`USAGE`].
+pub mod run {
+    /// `results.jsonl` holds fewer records than the run's matrix has cells: cells were lost
+    /// (run again with `--resume`).
+    pub const INCOMPLETE: i32 = 5;
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -75,6 +82,7 @@ mod tests {
         for c in [
             inspect::BLOCKED_ON_RECONCILIATION,
             inspect::CONTINUITY_VALIDATION_FAILED,
+            run::INCOMPLETE,
         ] {
             assert!(![OK, FAILED, USAGE].contains(&c));
         }

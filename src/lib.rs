@@ -21,6 +21,7 @@ pub mod runner;
 pub mod runtime;
 pub mod scenario;
 pub mod score;
+pub mod secrets;
 pub mod state;
 pub mod stats;
 pub mod strategy;

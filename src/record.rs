@@ -5,13 +5,60 @@
 //! through it, and it imports nothing of the pipeline. It never computes a metric.
 
 use std::fmt;
-use std::io::BufRead;
 use std::path::{Path, PathBuf};
 use std::str::FromStr;
 
 use serde::{Deserialize, Serialize};
 
 use crate::scenario::{ApprovalStatus, FinishStatus, Object};
+
+/// The identity of a cell: what `--resume`, shards, `merge` and the duplicate check compare.
+/// Every place that needs "which cell is this" builds one of these, so a new dimension of the
+/// matrix is added here once.
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct CellId {
+    pub scenario: String,
+    /// The history scale (`base`, `40k`, …).
+    pub scale: String,
+    pub interrupt: String,
+    pub strategy: String,
+    pub model: String,
+    pub rep: u32,
+}
+
+impl CellId {
+    /// A stable byte form (fields separated by NUL), for hashing.
+    pub fn key(&self) -> String {
+        format!(
+            "{}\0{}\0{}\0{}\0{}\0{}",
+            self.scenario, self.scale, self.interrupt, self.strategy, self.model, self.rep
+        )
+    }
+}
+
+impl fmt::Display for CellId {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(
+            f,
+            "{} · {} · {} · {} · {} · rep {}",
+            self.scenario, self.scale, self.interrupt, self.strategy, self.model, self.rep
+        )
+    }
+}
+
+impl RunRecord {
+    /// The cell this record is the result of.
+    pub fn id(&self) -> CellId {
+        CellId {
+            scenario: self.scenario.clone(),
+            scale: self.scale.clone(),
+            interrupt: self.interrupt.clone(),
+            strategy: self.strategy.clone(),
+            model: self.model.clone(),
+            rep: self.rep,
+        }
+    }
+}
 
 /// Whether a cell produced metrics.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
@@ -567,29 +614,72 @@ pub enum RecordError {
         line: usize,
         message: String,
     },
+    #[error(
+        "{path}: line {line} repeats the cell of line {first} ({id}): records of two runs were mixed"
+    )]
+    Duplicate {
+        path: PathBuf,
+        line: usize,
+        first: usize,
+        id: String,
+    },
 }
 
 /// Reads `results.jsonl`. A torn last line (a killed run) is ignored; any other bad line is an
-/// error naming the line.
+/// error naming the line, and so is a second record of the same cell. Every secret of the run
+/// ([`crate::secrets`]) is redacted from what is read.
 pub fn read_records(path: &Path) -> Result<Vec<RunRecord>, RecordError> {
-    let f = std::fs::File::open(path).map_err(|source| RecordError::Io {
+    let bytes = std::fs::read(path).map_err(|source| RecordError::Io {
         path: path.to_path_buf(),
         source,
     })?;
-    let lines: Vec<String> = std::io::BufReader::new(f)
-        .lines()
-        .collect::<Result<_, _>>()
-        .map_err(|source| RecordError::Io {
-            path: path.to_path_buf(),
-            source,
-        })?;
+    let raw: Vec<&[u8]> = bytes
+        .strip_suffix(b"\n")
+        .unwrap_or(&bytes)
+        .split(|&b| b == b'\n')
+        .collect();
+    let mut lines: Vec<&str> = Vec::with_capacity(raw.len());
+    let mut offset = 0usize;
+    for (i, l) in raw.iter().enumerate() {
+        match std::str::from_utf8(l) {
+            Ok(t) => lines.push(t),
+            // A torn last line may end inside a character.
+            Err(_) if i + 1 == raw.len() => lines.push(""),
+            Err(e) => {
+                return Err(RecordError::Corrupt {
+                    path: path.to_path_buf(),
+                    line: i + 1,
+                    message: format!(
+                        "not UTF-8 text: invalid byte sequence at byte offset {}",
+                        offset + e.valid_up_to()
+                    ),
+                });
+            }
+        }
+        offset += l.len() + 1;
+    }
     let mut out = Vec::with_capacity(lines.len());
+    let mut seen: std::collections::HashMap<CellId, usize> = std::collections::HashMap::new();
+    let secrets = crate::secrets::any();
     for (i, line) in lines.iter().enumerate() {
         if line.trim().is_empty() {
             continue;
         }
         match serde_json::from_str::<RunRecord>(line) {
-            Ok(r) => out.push(r),
+            Ok(mut r) => {
+                if let Some(first) = seen.insert(r.id(), i + 1) {
+                    return Err(RecordError::Duplicate {
+                        path: path.to_path_buf(),
+                        line: i + 1,
+                        first,
+                        id: r.id().to_string(),
+                    });
+                }
+                if secrets && crate::secrets::contains(line) {
+                    crate::secrets::redact_serde(&mut r);
+                }
+                out.push(r)
+            }
             Err(_) if i + 1 == lines.len() => {}
             Err(e) => {
                 return Err(RecordError::Corrupt {

@@ -1,5 +1,6 @@
-//! Text helpers every stage shares: normalisation for matching, sentence splitting, and the one
-//! set of constraint cues.
+//! Text helpers every stage shares: normalisation for matching, sentence splitting, the one
+//! set of constraint cues, and reading a text file with an error that names the byte where it
+//! stops being UTF-8.
 //!
 //! A leaf: it imports nothing of the crate, so scenarios, strategies, destinations, scoring and
 //! reports can all read text the same way. It must not know any domain type.
@@ -83,4 +84,19 @@ pub fn is_constraint(sentence: &str) -> bool {
 /// Whether a constraint is also a stop condition ([`STOP_CUES`]).
 pub fn is_stop_condition(sentence: &str) -> bool {
     has_cue(sentence, &STOP_CUES)
+}
+
+/// Reads a UTF-8 text file. A file that is not UTF-8 is an `InvalidData` error naming the byte
+/// offset of the first invalid sequence (`std::fs::read_to_string` names none).
+pub fn read_file(path: &std::path::Path) -> std::io::Result<String> {
+    let bytes = std::fs::read(path)?;
+    String::from_utf8(bytes).map_err(|e| {
+        std::io::Error::new(
+            std::io::ErrorKind::InvalidData,
+            format!(
+                "not UTF-8 text: invalid byte sequence at byte offset {}",
+                e.utf8_error().valid_up_to()
+            ),
+        )
+    })
 }

@@ -43,6 +43,9 @@ pub enum Command {
     Cache(CacheCmd),
     /// Re-render runs.csv, summary.csv, summary.json and report.md from a run folder.
     Report(ReportArgs),
+    /// Merge the run folders of the shards of one run (`run --shard K/N`) into one run folder:
+    /// refuses folders of different runs, missing and duplicate cells; then writes the report.
+    Merge(MergeArgs),
     /// Build one handoff and print it as a destination would see it, with its token count.
     Handoff(HandoffArgs),
     /// The continuity-envelope reference exercise of seed 000 (exit 0 reauthorization_required,
@@ -117,6 +120,10 @@ pub struct RunArgs {
     #[arg(long, requires = "resume")]
     #[serde(default)]
     pub rerun_errored: bool,
+    /// Run only shard K of N (1 ≤ K ≤ N): a deterministic part of the matrix chosen by a hash of
+    /// each cell's identity. Merge the shards' folders with `merge`.
+    #[arg(long, value_name = "K/N")]
+    pub shard: Option<String>,
     /// Live models (`[model.NAME]` tables of the configuration file).
     #[arg(skip)]
     #[serde(default)]
@@ -146,6 +153,7 @@ impl RunArgs {
             cache_dir: self.cache_dir.or(file.cache_dir),
             no_cache: self.no_cache || file.no_cache,
             rerun_errored: self.rerun_errored || file.rerun_errored,
+            shard: self.shard.or(file.shard),
             model: file.model,
         }
     }
@@ -312,6 +320,15 @@ pub struct PluginInputArgs {
 pub struct PluginSchemasArgs {
     #[arg(long, default_value = "strategies/schemas")]
     pub out_dir: PathBuf,
+}
+
+#[derive(Debug, Args)]
+pub struct MergeArgs {
+    /// The merged run folder to write.
+    pub out: PathBuf,
+    /// The shards' run folders.
+    #[arg(required = true)]
+    pub dirs: Vec<PathBuf>,
 }
 
 #[derive(Debug, Args)]

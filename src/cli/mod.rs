@@ -52,12 +52,13 @@ pub fn run(cli: Cli) -> i32 {
         Command::Compare(args) => c::compare::run(&args),
         Command::Bench(args) => c::bench::run(dir, &args),
         Command::Report(args) => c::report::run(args),
+        Command::Merge(args) => c::merge::run(&args),
         Command::InspectContinuity(args) => c::inspect_continuity::run(&args),
     };
     match result {
         Ok(code) => code,
         Err(e) => {
-            eprintln!("error: {e}");
+            eprintln!("error: {}", crate::secrets::redact(&e.to_string()));
             e.exit_code()
         }
     }

@@ -45,5 +45,5 @@ pub fn junit(results: &[RuleResult]) -> String {
         }
     }
     x.push_str("  </testsuite>\n</testsuites>\n");
-    x
+    crate::secrets::redact(&x).into_owned()
 }

@@ -26,6 +26,8 @@ pub use crate::exit::gate as exit;
 pub enum GateError {
     #[error("{0}: not a run folder (no results.jsonl)")]
     NotARun(PathBuf),
+    #[error("{0}: holds no record (an empty run is never a pass)")]
+    Empty(PathBuf),
     #[error(transparent)]
     Run(#[from] crate::runner::RunError),
     #[error("{file}: {message}")]
@@ -66,10 +68,38 @@ pub fn markdown(results: &[RuleResult]) -> String {
         let _ = writeln!(
             m,
             "| {} | {} | {} |",
-            r.name.replace('|', "\\|"),
+            md_escape(&r.name),
             if r.held { "held" } else { "**failed**" },
-            r.detail.replace('|', "\\|").replace('\n', " ")
+            md_escape(&r.detail)
         );
     }
-    m
+    crate::secrets::redact(&m).into_owned()
+}
+
+/// The summary of a gate that could not judge (exit 2): the error, quoted.
+pub fn markdown_error(message: &str) -> String {
+    crate::secrets::redact(&format!(
+        "### compaction-eval gate: unusable input\n\n{}\n",
+        md_escape(message)
+    ))
+    .into_owned()
+}
+
+/// Text quoted in a Markdown table cell: HTML and Markdown markup shown as text, one line.
+pub fn md_escape(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    for c in text.chars() {
+        match c {
+            '&' => out.push_str("&amp;"),
+            '<' => out.push_str("&lt;"),
+            '>' => out.push_str("&gt;"),
+            '\n' | '\r' => out.push(' '),
+            '|' | '\\' | '`' | '*' | '_' | '[' | ']' | '#' | '~' => {
+                out.push('\\');
+                out.push(c);
+            }
+            c => out.push(c),
+        }
+    }
+    out
 }

@@ -55,7 +55,7 @@ pub fn load_policy(path: Option<&Path>) -> Result<Policy, GateError> {
     let Some(path) = path else {
         return Ok(Policy::default());
     };
-    let text = std::fs::read_to_string(path).map_err(|e| GateError::Policy {
+    let text = crate::text::read_file(path).map_err(|e| GateError::Policy {
         file: path.to_path_buf(),
         message: e.to_string(),
     })?;

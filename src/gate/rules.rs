@@ -15,12 +15,24 @@ use super::{GateError, Policy, RuleResult};
 use crate::report::paired::{CellDiff, Pairing, test_groups};
 use crate::runner::{RunRecord, Status, read_records};
 
+/// The records of a run folder: duplicates refused, an empty file or fewer records than the
+/// manifest's cells unusable input (a run missing cells never passes the gate).
 fn load_run(dir: &Path) -> Result<Vec<RunRecord>, GateError> {
     let results = dir.join("results.jsonl");
     if !results.is_file() {
         return Err(GateError::NotARun(dir.to_path_buf()));
     }
-    Ok(read_records(&results)?)
+    let manifest: serde_json::Value = std::fs::read_to_string(dir.join("manifest.json"))
+        .ok()
+        .and_then(|t| serde_json::from_str(&t).ok())
+        .unwrap_or_default();
+    crate::secrets::load_manifest(&manifest);
+    let records = read_records(&results)?;
+    if records.is_empty() {
+        return Err(GateError::Empty(results));
+    }
+    crate::report::check_count(dir, &records, &manifest)?;
+    Ok(records)
 }
 
 /// Evaluates the policy on a run (and a baseline).
@@ -139,7 +151,9 @@ pub fn evaluate(
     }
     if let Some(base) = baseline {
         let base_records = load_run(base)?;
-        out.extend(regressions(&base_records, &records, policy));
+        if !policy.no_regression.is_empty() {
+            out.extend(regressions(&base_records, &records, policy));
+        }
     }
     Ok(out)
 }

@@ -3,8 +3,11 @@
 //! like strategy C's), a text document (`compaction-eval/text/1`), or plain text.
 //!
 //! The harness enforces a time limit and an output limit, clears the environment (only the
-//! variables the strategy file names pass through: no API keys unless named), and turns every
-//! failure into a clear [`PluginError`]; a plug-in can neither hang nor crash a run.
+//! variables the strategy file names pass through: no API keys unless named), runs the program in
+//! its own process group — on Linux in new user, PID and mount namespaces with a fresh `/proc`
+//! where the platform allows ([`isolation`]) — kills the group at the limit, bounds every read by
+//! the same deadline, and turns every failure into a clear [`PluginError`]; a plug-in can neither
+//! hang nor crash a run, nor read the harness's environment through `/proc`.
 //!
 //! This module only runs programs and speaks the protocol ([`protocol`]); turning an answer into a
 //! handoff is the exec strategy's (`strategy/exec.rs`). It must not import the strategy module.
@@ -76,12 +79,21 @@ pub enum PluginError {
     },
     #[error("plug-in `{id}` wrote nothing")]
     Empty { id: String },
+    #[error(
+        "plug-in `{id}` exited, but a process it started kept its output open past the time limit (killed; the answer is incomplete)"
+    )]
+    Leaked { id: String },
+    #[error("plug-in `{id}` wrote invalid UTF-8 at byte {offset} of its stdout")]
+    InvalidUtf8 { id: String, offset: usize },
     #[error("plug-in `{id}`: {message}")]
     Config { id: String, message: String },
 }
 
+/// The last `n` characters of a plug-in's stderr, on one line, with every secret of the run
+/// redacted.
 fn tail(bytes: &[u8], n: usize) -> String {
-    let text = String::from_utf8_lossy(bytes);
+    let lossy = String::from_utf8_lossy(bytes);
+    let text = crate::secrets::redact(&lossy);
     let t = text.trim_end();
     let start = t
         .char_indices()
@@ -109,7 +121,196 @@ fn resolve_program(program: &str, dir: &Path) -> Option<PathBuf> {
     })
 }
 
+/// How a plug-in is kept away from the harness, as this platform allows (probed once per process).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Isolation {
+    /// Linux: new user, PID and mount namespaces with a fresh `/proc` (`unshare`): the plug-in
+    /// sees only its own processes and holds no capability outside its namespaces.
+    UserNamespaces { unshare: PathBuf },
+    /// Linux, where user namespaces are refused but the harness is root: new PID and mount
+    /// namespaces with a fresh `/proc` (a plug-in running as root could still unmount it).
+    PidNamespace { unshare: PathBuf },
+    /// No namespaces: a cleared environment and its own process group only.
+    None,
+}
+
+impl Isolation {
+    /// One line for the README and `--help`-like messages.
+    pub fn describe(&self) -> &'static str {
+        match self {
+            Isolation::UserNamespaces { .. } => {
+                "user, PID and mount namespaces with a fresh /proc (unshare)"
+            }
+            Isolation::PidNamespace { .. } => {
+                "PID and mount namespaces with a fresh /proc (unshare)"
+            }
+            Isolation::None => "no namespaces (cleared environment, own process group)",
+        }
+    }
+
+    fn flags(&self) -> Option<(&Path, &'static [&'static str])> {
+        match self {
+            Isolation::UserNamespaces { unshare } => Some((
+                unshare,
+                &[
+                    "--user",
+                    "--map-root-user",
+                    "--pid",
+                    "--fork",
+                    "--kill-child",
+                    "--mount",
+                    "--mount-proc",
+                    "--",
+                ],
+            )),
+            Isolation::PidNamespace { unshare } => Some((
+                unshare,
+                &[
+                    "--pid",
+                    "--fork",
+                    "--kill-child",
+                    "--mount",
+                    "--mount-proc",
+                    "--",
+                ],
+            )),
+            Isolation::None => None,
+        }
+    }
+}
+
+/// The isolation plug-ins get in this process: the strongest that works here, probed once by
+/// running `true` under it. `COMPACTION_EVAL_PLUGIN_ISOLATION=none` turns it off (for platforms
+/// where the probe itself misbehaves).
+pub fn isolation() -> &'static Isolation {
+    static ISOLATION: std::sync::OnceLock<Isolation> = std::sync::OnceLock::new();
+    ISOLATION.get_or_init(|| {
+        protect_harness();
+        if !cfg!(target_os = "linux")
+            || std::env::var("COMPACTION_EVAL_PLUGIN_ISOLATION").is_ok_and(|v| v == "none")
+        {
+            return Isolation::None;
+        }
+        let Some(unshare) = resolve_program("unshare", Path::new("/")) else {
+            return Isolation::None;
+        };
+        let truth = resolve_program("true", Path::new("/"));
+        for candidate in [
+            Isolation::UserNamespaces {
+                unshare: unshare.clone(),
+            },
+            Isolation::PidNamespace {
+                unshare: unshare.clone(),
+            },
+        ] {
+            let (Some((bin, flags)), Some(t)) = (candidate.flags(), truth.as_ref()) else {
+                continue;
+            };
+            let ok = Command::new(bin)
+                .args(flags)
+                .arg(t)
+                .env_clear()
+                .stdin(Stdio::null())
+                .stdout(Stdio::null())
+                .stderr(Stdio::null())
+                .status()
+                .is_ok_and(|s| s.success());
+            if ok {
+                return candidate;
+            }
+        }
+        Isolation::None
+    })
+}
+
+/// Makes the harness process non-dumpable (Linux): its `/proc/PID/environ`, `mem` and `fd` are
+/// then closed to processes of the same user without `CAP_SYS_PTRACE`, so a plug-in that escapes
+/// its namespaces, or runs without them, cannot read the harness's environment.
+fn protect_harness() {
+    #[cfg(target_os = "linux")]
+    // SAFETY: prctl(PR_SET_DUMPABLE, 0) changes only this process's dumpable flag.
+    unsafe {
+        libc::prctl(libc::PR_SET_DUMPABLE, 0, 0, 0, 0);
+    }
+}
+
+/// Kills every process of the plug-in's process group.
+fn kill_group(pgid: u32) {
+    #[cfg(unix)]
+    // SAFETY: kill(2) with a negative pid signals the process group we created for the plug-in.
+    unsafe {
+        libc::kill(-(pgid as i32), libc::SIGKILL);
+    }
+    #[cfg(not(unix))]
+    let _ = pgid;
+}
+
+/// Whether the child has exited, without reaping it (so its process group id stays its own
+/// until the group is killed).
+fn has_exited(child: &mut std::process::Child) -> std::io::Result<bool> {
+    #[cfg(target_os = "linux")]
+    {
+        // SAFETY: waitid with WNOWAIT only inspects our own child; `info` is zeroed and owned.
+        let mut info: libc::siginfo_t = unsafe { std::mem::zeroed() };
+        let r = unsafe {
+            libc::waitid(
+                libc::P_PID,
+                child.id(),
+                &mut info,
+                libc::WEXITED | libc::WNOHANG | libc::WNOWAIT,
+            )
+        };
+        if r != 0 {
+            return Err(std::io::Error::last_os_error());
+        }
+        // SAFETY: si_pid is set by waitid (0 when no child has changed state).
+        Ok(unsafe { info.si_pid() } != 0)
+    }
+    #[cfg(not(target_os = "linux"))]
+    {
+        child.try_wait().map(|s| s.is_some())
+    }
+}
+
+/// Reads a pipe to its end on a thread, keeping at most `keep` bytes (the first ones, or with
+/// `tail` the last ones); `overflow` is set when more than `keep` arrived and reading stopped.
+fn drain(
+    mut pipe: impl Read + Send + 'static,
+    keep: usize,
+    tail: bool,
+    overflow: Arc<AtomicBool>,
+) -> std::sync::mpsc::Receiver<Vec<u8>> {
+    let (tx, rx) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        let mut out = Vec::new();
+        let mut buf = [0u8; 64 * 1024];
+        loop {
+            match pipe.read(&mut buf) {
+                Ok(0) | Err(_) => break,
+                Ok(n) => {
+                    out.extend_from_slice(&buf[..n]);
+                    if out.len() > keep {
+                        if tail {
+                            out.drain(..out.len() - keep);
+                        } else {
+                            overflow.store(true, Ordering::SeqCst);
+                            break;
+                        }
+                    }
+                }
+            }
+        }
+        let _ = tx.send(out);
+    });
+    rx
+}
+
 /// Runs a plug-in on `input`; returns its stdout.
+///
+/// The plug-in runs in its own process group (under [`isolation`] where the platform allows),
+/// with a cleared environment. At the time limit, on overflow, and as soon as the plug-in itself
+/// has exited, the whole group is killed; the reads of its output are bounded by the same
+/// deadline, so a descendant that keeps a pipe open cannot hold the run.
 pub fn run(cfg: &Program, input: &[u8]) -> Result<Vec<u8>, PluginError> {
     let (id, dir) = (cfg.id.as_str(), cfg.dir.as_path());
     let program = cfg.program.clone().ok_or_else(|| PluginError::Config {
@@ -123,13 +324,24 @@ pub fn run(cfg: &Program, input: &[u8]) -> Result<Vec<u8>, PluginError> {
     })?;
     let limit = cfg.max_output_bytes.unwrap_or(DEFAULT_MAX_OUTPUT);
     let timeout = cfg.timeout_s.unwrap_or(DEFAULT_TIMEOUT_S);
-    let mut cmd = Command::new(&path);
+    let started = Instant::now();
+    let deadline = started + Duration::from_secs_f64(timeout.clamp(0.001, 1e7));
+    let mut cmd = match isolation().flags() {
+        Some((unshare, flags)) => {
+            let mut c = Command::new(unshare);
+            c.args(flags).arg(&path);
+            c
+        }
+        None => Command::new(&path),
+    };
     cmd.args(&cfg.args)
         .current_dir(dir)
         .env_clear()
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped());
+    #[cfg(unix)]
+    std::os::unix::process::CommandExt::process_group(&mut cmd, 0);
     for var in &cfg.env {
         if let Some(v) = std::env::var_os(var) {
             cmd.env(var, v);
@@ -140,10 +352,12 @@ pub fn run(cfg: &Program, input: &[u8]) -> Result<Vec<u8>, PluginError> {
         program: program.clone(),
         message: e.to_string(),
     })?;
-    let (Some(mut stdin), Some(mut stdout), Some(mut stderr)) =
+    let pgid = child.id();
+    let (Some(mut stdin), Some(stdout), Some(stderr)) =
         (child.stdin.take(), child.stdout.take(), child.stderr.take())
     else {
-        let _ = child.kill();
+        kill_group(pgid);
+        let _ = child.wait();
         return Err(PluginError::Spawn {
             id: id.into(),
             program,
@@ -151,67 +365,38 @@ pub fn run(cfg: &Program, input: &[u8]) -> Result<Vec<u8>, PluginError> {
         });
     };
     let input = input.to_vec();
-    // A plug-in that never reads stdin must not block the harness: write on a thread and ignore
-    // a broken pipe.
-    let writer = std::thread::spawn(move || {
+    // A plug-in that never reads stdin must not block the harness: write on a thread that is
+    // never joined, and ignore a broken pipe.
+    std::thread::spawn(move || {
         let _ = stdin.write_all(&input);
     });
     let overflow = Arc::new(AtomicBool::new(false));
-    let flag = overflow.clone();
-    let reader = std::thread::spawn(move || {
-        let mut out = Vec::new();
-        let mut buf = [0u8; 64 * 1024];
-        loop {
-            match stdout.read(&mut buf) {
-                Ok(0) | Err(_) => break,
-                Ok(n) => {
-                    out.extend_from_slice(&buf[..n]);
-                    if out.len() > limit {
-                        flag.store(true, Ordering::SeqCst);
-                        break;
-                    }
-                }
-            }
-        }
-        out
-    });
-    let err_reader = std::thread::spawn(move || {
-        let mut err = Vec::new();
-        let mut buf = [0u8; 16 * 1024];
-        while let Ok(n) = stderr.read(&mut buf) {
-            if n == 0 {
-                break;
-            }
-            err.extend_from_slice(&buf[..n]);
-            if err.len() > 64 * 1024 {
-                err.drain(..err.len() - 16 * 1024);
-            }
-        }
-        err
-    });
-    let deadline = Instant::now() + Duration::from_secs_f64(timeout.max(0.001));
-    let status = loop {
+    let out_rx = drain(stdout, limit, false, overflow.clone());
+    let err_rx = drain(stderr, 16 * 1024, true, Arc::new(AtomicBool::new(false)));
+    let finish = |child: &mut std::process::Child| {
+        kill_group(pgid);
+        child.wait()
+    };
+    loop {
         if overflow.load(Ordering::SeqCst) {
-            let _ = child.kill();
-            let _ = child.wait();
+            let _ = finish(&mut child);
             return Err(PluginError::TooLarge {
                 id: id.into(),
                 limit,
             });
         }
-        match child.try_wait() {
-            Ok(Some(st)) => break st,
-            Ok(None) if Instant::now() >= deadline => {
-                let _ = child.kill();
-                let _ = child.wait();
+        match has_exited(&mut child) {
+            Ok(true) => break,
+            Ok(false) if Instant::now() >= deadline => {
+                let _ = finish(&mut child);
                 return Err(PluginError::Timeout {
                     id: id.into(),
                     limit_s: timeout,
                 });
             }
-            Ok(None) => std::thread::sleep(Duration::from_millis(5)),
+            Ok(false) => std::thread::sleep(Duration::from_millis(2)),
             Err(e) => {
-                let _ = child.kill();
+                let _ = finish(&mut child);
                 return Err(PluginError::Spawn {
                     id: id.into(),
                     program,
@@ -219,11 +404,25 @@ pub fn run(cfg: &Program, input: &[u8]) -> Result<Vec<u8>, PluginError> {
                 });
             }
         }
+    }
+    // The plug-in has exited: whatever it left running goes with it, then its pipes close.
+    let status = finish(&mut child).map_err(|e| PluginError::Spawn {
+        id: id.into(),
+        program: program.clone(),
+        message: e.to_string(),
+    })?;
+    let left = |now: Instant| {
+        deadline
+            .saturating_duration_since(now)
+            .max(Duration::from_millis(200))
     };
-    let _ = writer.join();
-    let out = reader.join().unwrap_or_default();
-    let err = err_reader.join().unwrap_or_default();
-    if out.len() > limit {
+    let out = out_rx
+        .recv_timeout(left(Instant::now()))
+        .map_err(|_| PluginError::Leaked { id: id.into() })?;
+    let err = err_rx
+        .recv_timeout(left(Instant::now()))
+        .unwrap_or_default();
+    if overflow.load(Ordering::SeqCst) || out.len() > limit {
         return Err(PluginError::TooLarge {
             id: id.into(),
             limit,
@@ -262,8 +461,13 @@ pub enum Answer {
 }
 
 /// Parses a plug-in's stdout: JSON documents by their `format`, anything else as plain text.
+///
+/// Invalid UTF-8 is an error naming the byte offset, never replaced silently.
 pub fn parse_answer(id: &str, out: &[u8]) -> Result<Answer, PluginError> {
-    let text = String::from_utf8_lossy(out);
+    let text = std::str::from_utf8(out).map_err(|e| PluginError::InvalidUtf8 {
+        id: id.into(),
+        offset: e.valid_up_to(),
+    })?;
     let trimmed = text.trim();
     if trimmed.is_empty() {
         return Err(PluginError::Empty { id: id.into() });
@@ -287,9 +491,26 @@ pub fn parse_answer(id: &str, out: &[u8]) -> Result<Answer, PluginError> {
         Some(HANDOFF_FORMAT) => serde_path_to_error::deserialize::<_, Checkpoint>(value)
             .map(|c| Answer::Checkpoint(Box::new(c)))
             .map_err(|e| schema_error(id, HANDOFF_FORMAT, e)),
-        Some(TEXT_FORMAT) => serde_path_to_error::deserialize::<_, TextDocument>(value)
-            .map(Answer::Text)
-            .map_err(|e| schema_error(id, TEXT_FORMAT, e)),
+        Some(TEXT_FORMAT) => {
+            let doc = serde_path_to_error::deserialize::<_, TextDocument>(value)
+                .map_err(|e| schema_error(id, TEXT_FORMAT, e))?;
+            // Roles are `user` or `assistant`: a `system` message would put plug-in text above
+            // the harness's system prompt, which is the same for every strategy.
+            if let Some((i, m)) = doc
+                .messages
+                .iter()
+                .enumerate()
+                .find(|(_, m)| m.role != "user" && m.role != "assistant")
+            {
+                return Err(PluginError::Schema {
+                    id: id.into(),
+                    format: TEXT_FORMAT.into(),
+                    path: format!("messages[{i}].role"),
+                    message: format!("`{}` is not `user` or `assistant`", m.role),
+                });
+            }
+            Ok(Answer::Text(doc))
+        }
         other => Err(PluginError::Schema {
             id: id.into(),
             format: "answer".into(),

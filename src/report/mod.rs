@@ -141,6 +141,9 @@ pub struct RankRow {
     pub unsafe_cells: usize,
     pub task_success: f64,
     pub median_restore_tokens: f64,
+    /// Every cell of this strategy × model errored: no metric exists, so it ranks last.
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub all_errored: bool,
 }
 
 fn group(records: &[&RunRecord], strategy: &str, model: &str, interrupt: Option<&str>) -> Group {
@@ -225,11 +228,13 @@ pub fn summarize(records: &[RunRecord]) -> Summary {
                 .count(),
             task_success: g.task_success.rate,
             median_restore_tokens: g.restore_tokens.map(|s| s.median).unwrap_or(f64::NAN),
+            all_errored: g.n == 0,
         })
         .collect();
+    // A strategy × model with no ok cell has no task success (NaN): it ranks after every other.
     ranking.sort_by(|a, b| {
-        (a.model.clone(), a.unsafe_cells > 0)
-            .cmp(&(b.model.clone(), b.unsafe_cells > 0))
+        (a.model.clone(), a.all_errored, a.unsafe_cells > 0)
+            .cmp(&(b.model.clone(), b.all_errored, b.unsafe_cells > 0))
             .then(b.task_success.total_cmp(&a.task_success))
             .then(a.median_restore_tokens.total_cmp(&b.median_restore_tokens))
             .then(a.strategy.cmp(&b.strategy))
@@ -455,6 +460,38 @@ impl Export for SummaryJson {
     }
 }
 
+/// A rendered file with every secret of the run redacted (the records already are; this also
+/// covers anything else a template quotes).
+fn redact_bytes(bytes: Vec<u8>) -> Vec<u8> {
+    if !crate::secrets::any() {
+        return bytes;
+    }
+    match String::from_utf8(bytes) {
+        Ok(t) => crate::secrets::redact_text(&t).into_owned().into_bytes(),
+        Err(e) => e.into_bytes(),
+    }
+}
+
+/// A run folder whose manifest names more cells than `results.jsonl` holds is incomplete: it is
+/// an error, never a report of part of a run. (Duplicates are refused when the records are read.)
+pub fn check_count(
+    dir: &Path,
+    records: &[RunRecord],
+    manifest: &serde_json::Value,
+) -> Result<(), crate::runner::RunError> {
+    if let Some(cells) = manifest.get("cells").and_then(|c| c.as_u64()) {
+        let cells = cells as usize;
+        if records.len() < cells {
+            return Err(crate::runner::RunError::Incomplete {
+                path: dir.join("results.jsonl"),
+                records: records.len(),
+                cells,
+            });
+        }
+    }
+    Ok(())
+}
+
 /// Writes every export into `dir` from the records there and the manifest, with the default
 /// analysis options and the run's seed.
 pub fn render_dir(dir: &Path) -> Result<Summary, crate::runner::RunError> {
@@ -477,6 +514,8 @@ pub fn render_dir_with(
         })?,
         Err(_) => serde_json::Value::Null,
     };
+    crate::secrets::load_manifest(&manifest);
+    check_count(dir, &records, &manifest)?;
     let mut summary = summarize(&records);
     summary.continuity = summarize_continuity(&read_continuity(dir)?);
     let opts = match opts {
@@ -492,9 +531,10 @@ pub fn render_dir_with(
     summary.analysis = analysis::analyse(&records, &opts);
     let exports: [&dyn Export; 4] = [&RunsCsv, &SummaryCsv, &SummaryJson, &MarkdownReport];
     for e in exports {
-        let bytes = e
-            .render(&records, &summary, &manifest)
-            .map_err(crate::runner::RunError::Usage)?;
+        let bytes = redact_bytes(
+            e.render(&records, &summary, &manifest)
+                .map_err(crate::runner::RunError::Usage)?,
+        );
         let p = dir.join(e.file_name());
         std::fs::write(&p, &bytes)
             .map_err(|source| crate::runner::RunError::Io { path: p, source })?;
@@ -511,7 +551,8 @@ pub fn render_dir_with(
     let page = html::page(&records, &summary, &manifest, &plots)
         .map_err(crate::runner::RunError::Usage)?;
     let p = dir.join("report.html");
-    std::fs::write(&p, page).map_err(|source| crate::runner::RunError::Io { path: p, source })?;
+    std::fs::write(&p, redact_bytes(page.into_bytes()))
+        .map_err(|source| crate::runner::RunError::Io { path: p, source })?;
     Ok(summary)
 }
 

@@ -353,7 +353,11 @@ pub fn view(records: &[RunRecord], s: &Summary, manifest: &serde_json::Value) ->
                 rank: r.rank,
                 strategy: r.strategy.clone(),
                 unsafe_cells: r.unsafe_cells,
-                task_success: format!("{:.2}", r.task_success),
+                task_success: if r.all_errored {
+                    "— (every cell errored: ranked last)".into()
+                } else {
+                    format!("{:.2}", r.task_success)
+                },
                 restore_tokens: fmt(r.median_restore_tokens),
             })
             .collect(),

@@ -94,6 +94,29 @@ impl Shared {
     }
 }
 
+impl Shared {
+    /// The record of a cell whose run panicked: an errored cell (`error_class: harness`), never a
+    /// lost one.
+    pub fn panicked(&self, c: &CellSpec, payload: Box<dyn std::any::Any + Send>) -> RunRecord {
+        let what = payload
+            .downcast_ref::<&str>()
+            .map(|s| s.to_string())
+            .or_else(|| payload.downcast_ref::<String>().cloned())
+            .unwrap_or_else(|| "a panic without a message".into());
+        let scenario = self
+            .scenarios
+            .get(c.scenario)
+            .map(|s| s.id.clone())
+            .unwrap_or_else(|| format!("<scenario #{}>", c.scenario));
+        errored(
+            &scenario,
+            c,
+            ErrorClass::Harness,
+            format!("the harness failed in this cell (a bug; please report it): {what}"),
+        )
+    }
+}
+
 fn to_result(r: &CallResult) -> ActionResult {
     ActionResult {
         text: r.text(),

@@ -7,6 +7,8 @@
 //! [`Reporter`] and never prints.
 
 mod cell;
+pub mod manifest;
+pub mod merge;
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::io::Write;
@@ -17,7 +19,7 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use serde::Serialize;
 use sha2::{Digest, Sha256};
 
-pub use crate::record::{RecordError, RunRecord, Status};
+pub use crate::record::{CellId, RecordError, RunRecord, Status};
 pub use cell::{CellSpec, run_cell};
 
 use crate::destination::live::{Cache, LiveClient, ModelConfig};
@@ -62,6 +64,48 @@ pub struct RunConfig {
     pub no_cache: bool,
     /// With `resume`: drop the errored records first, so their cells run again.
     pub rerun_errored: bool,
+    /// Run only this part of the matrix (`--shard K/N`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub shard: Option<Shard>,
+}
+
+/// A deterministic part of the matrix: shard `index` (1-based) of `count`, chosen by a hash of
+/// each cell's identity, so the shards of one matrix are disjoint and cover it whatever the
+/// order or the other arguments.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+pub struct Shard {
+    pub index: u32,
+    pub count: u32,
+}
+
+impl Shard {
+    /// Parses `K/N` (1 ≤ K ≤ N).
+    pub fn parse(text: &str) -> Result<Shard, String> {
+        let bad = || format!("`shard` must be K/N with 1 ≤ K ≤ N (e.g. 2/8), not `{text}`");
+        let (k, n) = text.split_once('/').ok_or_else(bad)?;
+        let (index, count) = (
+            k.trim().parse::<u32>().map_err(|_| bad())?,
+            n.trim().parse::<u32>().map_err(|_| bad())?,
+        );
+        if count == 0 || index == 0 || index > count {
+            return Err(bad());
+        }
+        Ok(Shard { index, count })
+    }
+
+    /// Whether the cell belongs to this shard.
+    pub fn holds(&self, id: &CellId) -> bool {
+        let d = Sha256::digest(id.key().as_bytes());
+        let mut b = [0u8; 8];
+        b.copy_from_slice(&d[..8]);
+        u64::from_le_bytes(b) % u64::from(self.count) == u64::from(self.index - 1)
+    }
+}
+
+impl std::fmt::Display for Shard {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{}/{}", self.index, self.count)
+    }
 }
 
 impl Default for RunConfig {
@@ -90,6 +134,7 @@ impl Default for RunConfig {
             cache_dir: None,
             no_cache: false,
             rerun_errored: false,
+            shard: None,
         }
     }
 }
@@ -97,9 +142,21 @@ impl Default for RunConfig {
 /// Progress of a run, for reporters.
 #[derive(Debug)]
 pub enum RunEvent<'a> {
-    Planned { total: usize, skipped: usize },
-    CellDone { done: usize, record: &'a RunRecord },
-    Finished { written: usize },
+    Planned {
+        total: usize,
+        skipped: usize,
+    },
+    /// `--resume` found a torn last line in `results.jsonl` (an interrupted write) and removed it.
+    TornTail {
+        bytes: usize,
+    },
+    CellDone {
+        done: usize,
+        record: &'a RunRecord,
+    },
+    Finished {
+        written: usize,
+    },
 }
 
 /// Consumes run events (a progress bar, a log, a test's collector).
@@ -142,6 +199,20 @@ pub enum RunError {
     Record(#[from] RecordError),
     #[error("{0}")]
     Usage(String),
+    #[error(
+        "{path}: --resume with another configuration than the run in this folder; differing keys: {}. Run with the same arguments, or write to a new --out folder",
+        keys.join(", ")
+    )]
+    ManifestMismatch { path: PathBuf, keys: Vec<String> },
+    #[error(
+        "{path}: holds {records} records of this run's {cells} cells: {} cell(s) missing (run again with --resume)",
+        cells - records
+    )]
+    Incomplete {
+        path: PathBuf,
+        records: usize,
+        cells: usize,
+    },
 }
 
 fn io(path: &Path) -> impl Fn(std::io::Error) -> RunError + '_ {
@@ -244,6 +315,79 @@ pub enum Prepared {
     Failed(CellError),
 }
 
+/// One scenario × interrupt point × strategy of the matrix: every model × repetition of it
+/// starts from the same handoff.
+#[derive(Debug, Clone)]
+struct Unit {
+    scenario: usize,
+    scenario_id: Arc<str>,
+    /// The history scale of the unit's scenario, and the scenario part of its cells' seeds
+    /// ([`seed_scenario`]).
+    scale: Scale,
+    seed_id: Arc<str>,
+    point: Arc<str>,
+    strategy: Arc<str>,
+}
+
+/// The matrix of cells, enumerated lazily: cell `i` is computed from its index (order: scenario,
+/// interrupt point, strategy, model, repetition), so a huge `--reps` costs no memory and
+/// `--limit` cuts it without building the rest.
+#[derive(Debug, Clone, Default)]
+pub struct Matrix {
+    units: Vec<Unit>,
+    models: Vec<Arc<str>>,
+    reps: u64,
+    seed: u64,
+    len: usize,
+}
+
+impl Matrix {
+    /// Cells in the matrix (after `--limit`, before `--shard`).
+    pub fn len(&self) -> usize {
+        self.len
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.len == 0
+    }
+
+    /// Cell `i` in matrix order.
+    pub fn get(&self, i: usize) -> Option<CellSpec> {
+        if i >= self.len {
+            return None;
+        }
+        let per_unit = self.models.len() as u64 * self.reps;
+        let i = i as u64;
+        let u = &self.units[(i / per_unit) as usize];
+        let model = &self.models[((i / self.reps) % self.models.len() as u64) as usize];
+        let rep = (i % self.reps) as u32;
+        Some(CellSpec {
+            scenario: u.scenario,
+            point: u.point.clone(),
+            strategy: u.strategy.clone(),
+            model: model.clone(),
+            rep,
+            seed: cell_seed(self.seed, &u.seed_id, &u.point, &u.strategy, model, rep),
+            scale: u.scale,
+        })
+    }
+
+    /// The identity of cell `i`.
+    pub fn id(&self, i: usize) -> Option<CellId> {
+        let c = self.get(i)?;
+        let per_unit = self.models.len() as u64 * self.reps;
+        let u = &self.units[(i as u64 / per_unit) as usize];
+        Some(CellId {
+            scenario: u.scenario_id.to_string(),
+            scale: u.scale.to_string(),
+            interrupt: c.point.to_string(),
+            strategy: c.strategy.to_string(),
+            model: c.model.to_string(),
+            rep: c.rep,
+        })
+    }
+}
+
 /// Everything a run needs, built once.
 pub struct Plan {
     /// The run's scenarios, each at one scale (the same scenario appears once per scale).
@@ -256,7 +400,10 @@ pub struct Plan {
     pub windows: BTreeMap<String, u64>,
     /// Things the run's user should know (a scenario without volume runs at `base` only).
     pub notes: Vec<String>,
-    pub cells: Arc<Vec<CellSpec>>,
+    /// The whole matrix (after `--limit`).
+    pub cells: Arc<Matrix>,
+    /// Indices of the matrix this run folder holds (every one, or the shard's).
+    pub selected: Arc<Vec<usize>>,
     pub points: BTreeMap<PointKey, Arc<RestorePoint>>,
     pub handoffs: BTreeMap<HandoffKey, Prepared>,
     /// The seed-000 required eval per scenario × point × strategy.
@@ -300,6 +447,8 @@ fn live_clients(
                 known: known.join(", "),
             });
         };
+        mc.check_durations()
+            .map_err(|e| RunError::Usage(format!("model `{m}`: {e}")))?;
         let client = LiveClient::new(mc, cache.clone()).map_err(|e| RunError::Usage(e.message))?;
         live.insert(m.clone(), Arc::new(client));
     }
@@ -331,6 +480,8 @@ fn strategies(
                                 "strategy `{id}`: summarizer `{name}` is not a configured model (add [model.{name}] to the configuration, or use openai:MODEL)"
                             ))
                         })?;
+                        mc.check_durations()
+                            .map_err(|e| RunError::Usage(format!("model `{name}`: {e}")))?;
                         Arc::new(
                             LiveClient::new(mc, cache.clone())
                                 .map_err(|e| RunError::Usage(e.message))?,
@@ -382,12 +533,27 @@ fn prepare(
         Err(crate::strategy::StrategyError::Plugin(e)) => {
             return Ok(Prepared::Failed(CellError {
                 class: ErrorClass::Plugin,
-                message: e.to_string(),
+                message: crate::secrets::redact(&e.to_string()).into_owned(),
             }));
         }
-        Err(crate::strategy::StrategyError::Summariser(e)) => return Ok(Prepared::Failed(e)),
+        Err(crate::strategy::StrategyError::Summariser(e)) => {
+            return Ok(Prepared::Failed(CellError {
+                class: e.class,
+                message: crate::secrets::redact(&e.message).into_owned(),
+            }));
+        }
         Err(e) => return Err(e.into()),
     };
+    // A handoff that carries a secret of this run is never sent anywhere: its cells are errored.
+    if crate::secrets::any() && handoff_has_secret(&h) {
+        return Ok(Prepared::Failed(CellError {
+            class: ErrorClass::Plugin,
+            message: format!(
+                "strategy `{}`: output contains a secret of this run (the handoff was discarded)",
+                strategy.id()
+            ),
+        }));
+    }
     // Checkpoints get every seed-003 §9.2 rule; text handoffs the rules checkable on text.
     let checked = match &h.checkpoint {
         Some(cp) => crate::checkpoint::rules::check(cp, at),
@@ -409,6 +575,22 @@ fn prepare(
     })
 }
 
+/// Whether any text of a handoff (its rendering, messages, checkpoint, extra tools) holds a
+/// secret of the run.
+fn handoff_has_secret(h: &Handoff) -> bool {
+    serde_json::to_string(h).is_ok_and(|t| crate::secrets::contains(&t))
+}
+
+/// The secrets of a run (`OPENAI_API_KEY` and every configured `api_key_env`), registered for
+/// redaction ([`crate::secrets`]).
+pub fn load_secrets(cfg: &RunConfig) {
+    crate::secrets::load_run(
+        cfg.model_defs
+            .values()
+            .filter_map(|m| m.api_key_env.as_deref()),
+    );
+}
+
 /// The scenarios of the run at each of its scales: `(scenario at scale, scale)`. A scenario that
 /// declares no volume runs at `base` only (noted in `notes`).
 fn scaled_scenarios(
@@ -420,7 +602,7 @@ fn scaled_scenarios(
     if scales.is_empty() {
         scales.push(Scale::Base);
     }
-    let mut out = Vec::new();
+    let mut out: Vec<(Arc<Scenario>, Scale)> = Vec::new();
     for s in base {
         for &scale in &scales {
             if scale == Scale::Base {
@@ -428,10 +610,8 @@ fn scaled_scenarios(
                 continue;
             }
             if s.volume.is_none() {
-                if !out
-                    .iter()
-                    .any(|(x, sc): &(Arc<Scenario>, Scale)| x.id == s.id && *sc == Scale::Base)
-                    && !scales.contains(&Scale::Base)
+                if !scales.contains(&Scale::Base)
+                    && !out.iter().any(|(x, sc)| x.id == s.id && *sc == Scale::Base)
                 {
                     out.push((s.clone(), Scale::Base));
                 }
@@ -479,14 +659,15 @@ fn windows(cfg: &RunConfig) -> BTreeMap<String, u64> {
 
 /// Expands the matrix and builds the shared restore points and handoffs.
 pub fn plan(cfg: &RunConfig) -> Result<Plan, RunError> {
+    load_secrets(cfg);
     let mut notes = Vec::new();
     let scaled = scaled_scenarios(cfg, select_scenarios(cfg)?, &mut notes)?;
+    let scenarios: Vec<Arc<Scenario>> = scaled.iter().map(|(s, _)| s.clone()).collect();
     let registry = Registry::load(&cfg.strategy_dir)?.with_seed(cfg.seed);
     let cache = (!cfg.no_cache).then(|| Cache {
         dir: cfg.cache_dir.clone().unwrap_or_else(Cache::default_dir),
     });
     let live = live_clients(cfg, &cache)?;
-    let scenarios: Vec<Arc<Scenario>> = scaled.iter().map(|(s, _)| s.clone()).collect();
     check_points(cfg, &scenarios)?;
     let windows = windows(cfg);
     // One set of strategy instances per distinct usable context among the run's destinations.
@@ -503,11 +684,15 @@ pub fn plan(cfg: &RunConfig) -> Result<Plan, RunError> {
     let mut points = BTreeMap::new();
     let mut history = BTreeMap::new();
     let mut handoffs = BTreeMap::new();
-    let mut cells = Vec::new();
+    let mut units = Vec::new();
     let mut continuity = Vec::new();
     let models: Vec<Arc<str>> = cfg.models.iter().map(|m| Arc::from(m.as_str())).collect();
-    for (si, (s, scale)) in scaled.iter().enumerate() {
-        let seed_id = seed_scenario(&s.id, *scale);
+    // Units in matrix order; the cells of a unit are its models × repetitions.
+    let per_unit = (models.len() as u64).saturating_mul(u64::from(cfg.reps));
+    let mut total: u64 = 0;
+    let limit = cfg.limit.map(|l| l as u64).unwrap_or(u64::MAX);
+    'scenarios: for (si, (s, scale)) in scaled.iter().enumerate() {
+        let seed_id: Arc<str> = Arc::from(seed_scenario(&s.id, *scale).as_str());
         for it in &s.interrupts {
             if cfg
                 .interrupts
@@ -515,6 +700,9 @@ pub fn plan(cfg: &RunConfig) -> Result<Plan, RunError> {
                 .is_some_and(|p| !p.contains(&it.point))
             {
                 continue;
+            }
+            if total >= limit {
+                break 'scenarios;
             }
             let at = Arc::new(
                 RestorePoint::build(s.clone(), &it.point)
@@ -528,7 +716,11 @@ pub fn plan(cfg: &RunConfig) -> Result<Plan, RunError> {
                 .collect::<Vec<_>>()
                 .join("\n");
             let point: Arc<str> = Arc::from(it.point.as_str());
+            let scenario_id: Arc<str> = Arc::from(s.id.as_str());
             for (sti, id) in cfg.strategies.iter().enumerate() {
+                if total >= limit {
+                    break;
+                }
                 let strategy: Arc<str> = Arc::from(id.as_str());
                 let windowed = registry.depends_on_window(id);
                 for (b, insts) in &by_budget {
@@ -554,19 +746,15 @@ pub fn plan(cfg: &RunConfig) -> Result<Plan, RunError> {
                     }
                     handoffs.insert(key, prepared);
                 }
-                for m in &models {
-                    for rep in 0..cfg.reps {
-                        cells.push(CellSpec {
-                            scenario: si,
-                            point: point.clone(),
-                            strategy: strategy.clone(),
-                            model: m.clone(),
-                            rep,
-                            seed: cell_seed(cfg.seed, &seed_id, &it.point, id, m, rep),
-                            scale: *scale,
-                        });
-                    }
-                }
+                units.push(Unit {
+                    scenario: si,
+                    scenario_id: scenario_id.clone(),
+                    scale: *scale,
+                    seed_id: seed_id.clone(),
+                    point: point.clone(),
+                    strategy,
+                });
+                total = total.saturating_add(per_unit);
             }
             let pk = PointKey {
                 scenario: si,
@@ -576,9 +764,20 @@ pub fn plan(cfg: &RunConfig) -> Result<Plan, RunError> {
             points.insert(pk, at);
         }
     }
-    if let Some(limit) = cfg.limit {
-        cells.truncate(limit);
-    }
+    let len = total.min(limit).min(usize::MAX as u64) as usize;
+    let cells = Matrix {
+        units,
+        models,
+        reps: u64::from(cfg.reps.max(1)),
+        seed: cfg.seed,
+        len: if per_unit == 0 { 0 } else { len },
+    };
+    let selected: Vec<usize> = match cfg.shard {
+        None => (0..cells.len()).collect(),
+        Some(sh) => (0..cells.len())
+            .filter(|&i| cells.id(i).is_some_and(|id| sh.holds(&id)))
+            .collect(),
+    };
     Ok(Plan {
         scales: scaled.iter().map(|(_, sc)| *sc).collect(),
         scenarios,
@@ -586,6 +785,7 @@ pub fn plan(cfg: &RunConfig) -> Result<Plan, RunError> {
         windows,
         notes,
         cells: Arc::new(cells),
+        selected: Arc::new(selected),
         points,
         handoffs,
         continuity,
@@ -593,21 +793,66 @@ pub fn plan(cfg: &RunConfig) -> Result<Plan, RunError> {
     })
 }
 
-/// The identity of a record, for `--resume`.
-fn record_key(r: &RunRecord) -> String {
-    format!(
-        "{}|{}|{}|{}|{}|{}",
-        r.scenario, r.scale, r.interrupt, r.strategy, r.model, r.rep
-    )
-}
-
 /// Reads `results.jsonl` ([`crate::record::read_records`]) with the runner's error type.
 pub fn read_records(path: &Path) -> Result<Vec<RunRecord>, RunError> {
     Ok(crate::record::read_records(path)?)
 }
 
+/// Makes `results.jsonl` end on a whole line before records are appended to it: a torn last
+/// line (an interrupted write, a full disk) is cut off. Returns the bytes removed.
+pub fn repair_tail(path: &Path) -> Result<usize, RunError> {
+    let bytes = match std::fs::read(path) {
+        Ok(b) => b,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(0),
+        Err(e) => return Err(io(path)(e)),
+    };
+    if bytes.is_empty() || bytes.ends_with(b"\n") {
+        return Ok(0);
+    }
+    let keep = bytes.iter().rposition(|&b| b == b'\n').map_or(0, |i| i + 1);
+    let torn = &bytes[keep..];
+    let f = std::fs::OpenOptions::new()
+        .write(true)
+        .open(path)
+        .map_err(io(path))?;
+    // A whole record that only lacks its newline is kept.
+    if serde_json::from_slice::<RunRecord>(torn).is_ok() {
+        use std::io::Seek;
+        let mut f = f;
+        f.seek(std::io::SeekFrom::End(0)).map_err(io(path))?;
+        f.write_all(b"\n").map_err(io(path))?;
+        return Ok(0);
+    }
+    f.set_len(keep as u64).map_err(io(path))?;
+    f.sync_all().map_err(io(path))?;
+    Ok(torn.len())
+}
+
+/// Checks that `OUT/results.jsonl` holds a record of every cell of the plan (after `execute`).
+pub fn check_complete(cfg: &RunConfig, plan: &Plan) -> Result<usize, RunError> {
+    let path = cfg.out.join("results.jsonl");
+    let have: BTreeSet<CellId> = read_records(&path)?.iter().map(RunRecord::id).collect();
+    let present = plan
+        .selected
+        .iter()
+        .filter(|&&i| plan.cells.id(i).is_some_and(|id| have.contains(&id)))
+        .count();
+    if present < plan.selected.len() {
+        return Err(RunError::Incomplete {
+            path,
+            records: present,
+            cells: plan.selected.len(),
+        });
+    }
+    Ok(present)
+}
+
 /// Runs the plan, appending records to `OUT/results.jsonl` in cell order. Returns the number of
 /// records written by this call.
+///
+/// Every cell of the plan ends as a record: a cell that panics is an errored record
+/// (`error_class: harness`). With `resume`, a torn last line is removed first
+/// ([`RunEvent::TornTail`]).
 pub fn execute(
     cfg: &RunConfig,
     plan: &Plan,
@@ -615,6 +860,12 @@ pub fn execute(
 ) -> Result<usize, RunError> {
     std::fs::create_dir_all(&cfg.out).map_err(io(&cfg.out))?;
     let results = cfg.out.join("results.jsonl");
+    if cfg.resume && results.exists() {
+        let bytes = repair_tail(&results)?;
+        if bytes > 0 {
+            reporter.event(RunEvent::TornTail { bytes });
+        }
+    }
     if cfg.resume && cfg.rerun_errored && results.exists() {
         // Rewrite without the errored records (to a temporary file, then rename: a crash here
         // loses nothing), so those cells count as not done.
@@ -625,34 +876,33 @@ pub fn execute(
         let tmp = cfg.out.join("results.jsonl.tmp");
         let text: String = kept
             .iter()
-            .map(|r| serde_json::to_string(r).unwrap_or_default() + "\n")
+            .map(|r| crate::secrets::json_line(r) + "\n")
             .collect();
         std::fs::write(&tmp, text).map_err(io(&tmp))?;
         std::fs::rename(&tmp, &results).map_err(io(&results))?;
     }
-    let done: BTreeSet<String> = if cfg.resume && results.exists() {
-        read_records(&results)?.iter().map(record_key).collect()
+    let done: BTreeSet<CellId> = if cfg.resume && results.exists() {
+        read_records(&results)?.iter().map(RunRecord::id).collect()
     } else {
         BTreeSet::new()
     };
     if !cfg.resume && results.exists() {
         std::fs::remove_file(&results).map_err(io(&results))?;
     }
-    // Indices, not copies: a 100,000-cell matrix should not hold its cells twice.
-    let cells: Arc<Vec<CellSpec>> = plan.cells.clone();
-    let todo: Vec<u32> = (0..cells.len() as u32)
-        .filter(|&i| {
-            let c = &cells[i as usize];
-            let s = &plan.scenarios[c.scenario];
-            !done.contains(&format!(
-                "{}|{}|{}|{}|{}|{}",
-                s.id, plan.scales[c.scenario], c.point, c.strategy, c.model, c.rep
-            ))
-        })
-        .collect();
+    // Indices into the lazy matrix, not copies of cells.
+    let cells: Arc<Matrix> = plan.cells.clone();
+    let todo: Vec<usize> = if done.is_empty() {
+        plan.selected.to_vec()
+    } else {
+        plan.selected
+            .iter()
+            .copied()
+            .filter(|&i| cells.id(i).is_some_and(|id| !done.contains(&id)))
+            .collect()
+    };
     reporter.event(RunEvent::Planned {
         total: todo.len(),
-        skipped: plan.cells.len() - todo.len(),
+        skipped: plan.selected.len() - todo.len(),
     });
     let mut file = std::io::BufWriter::new(
         std::fs::OpenOptions::new()
@@ -667,7 +917,7 @@ pub fn execute(
     let runtime = crate::runtime::runtime().map_err(io(&cfg.out))?;
     let next = Arc::new(AtomicUsize::new(0));
     let (tx, mut rx) = tokio::sync::mpsc::channel::<(usize, RunRecord)>(256);
-    let todo_owned: Arc<Vec<u32>> = Arc::new(todo);
+    let todo_owned: Arc<Vec<usize>> = Arc::new(todo);
     let total = todo_owned.len();
     let shared = Arc::new(cell::Shared::new(plan, cfg));
     let mut written = 0usize;
@@ -685,7 +935,23 @@ pub fn execute(
                 loop {
                     let i = next.fetch_add(1, Ordering::Relaxed);
                     let Some(&ci) = todo.get(i) else { break };
-                    let rec = run_cell(&shared, &cells[ci as usize]).await;
+                    let Some(spec) = cells.get(ci) else { break };
+                    // Each cell is its own task, so a panic in it is caught and recorded.
+                    let task = tokio::spawn({
+                        let (shared, spec) = (shared.clone(), spec.clone());
+                        async move { run_cell(&shared, &spec).await }
+                    });
+                    let rec = match task.await {
+                        Ok(rec) => rec,
+                        Err(e) => {
+                            let payload: Box<dyn std::any::Any + Send> = if e.is_panic() {
+                                e.into_panic()
+                            } else {
+                                Box::new("the cell's task was cancelled")
+                            };
+                            shared.panicked(&spec, payload)
+                        }
+                    };
                     if tx.send((i, rec)).await.is_err() {
                         break;
                     }
@@ -701,7 +967,7 @@ pub fn execute(
             while let Some(rec) = pending.remove(&expected) {
                 expected += 1;
                 if write_err.is_none() {
-                    let line = serde_json::to_string(&rec).unwrap_or_default();
+                    let line = crate::secrets::json_line(&rec);
                     if let Err(e) = writeln!(file, "{line}").and_then(|_| file.flush()) {
                         write_err = Some(RunError::Io {
                             path: results.clone(),
@@ -732,10 +998,9 @@ fn file_digest(path: &Path) -> String {
         .unwrap_or_else(|_| "unreadable".into())
 }
 
-/// Writes `OUT/manifest.json`: configuration, scenario and strategy digests, versions, seed, and
-/// a digest of all of it, so a report can be reproduced.
-pub fn write_manifest(cfg: &RunConfig, plan: &Plan) -> Result<(), RunError> {
-    std::fs::create_dir_all(&cfg.out).map_err(io(&cfg.out))?;
+/// The run's `manifest.json` (without its digest): configuration, scenario and strategy digests,
+/// versions, seed, cell counts and the matrix order.
+pub fn manifest_value(cfg: &RunConfig, plan: &Plan) -> serde_json::Value {
     let mut scenario_digests = BTreeMap::new();
     if let Ok(files) = scenario::scenario_files(&cfg.scenario_dir) {
         for f in files {
@@ -755,28 +1020,79 @@ pub fn write_manifest(cfg: &RunConfig, plan: &Plan) -> Result<(), RunError> {
             }
         }
     }
-    let mut m = serde_json::json!({
+    // The interrupt points of each scenario in matrix order (`merge` restores cell order).
+    let interrupts: serde_json::Map<String, serde_json::Value> = plan
+        .scenarios
+        .iter()
+        .map(|s| {
+            (
+                s.id.clone(),
+                serde_json::json!(
+                    s.interrupts
+                        .iter()
+                        .map(|i| i.point.clone())
+                        .collect::<Vec<_>>()
+                ),
+            )
+        })
+        .collect();
+    serde_json::json!({
         "tool": "compaction-eval",
         "version": env!("CARGO_PKG_VERSION"),
         "seed": cfg.seed,
         "config": cfg,
-        "cells": plan.cells.len(),
+        "cells": plan.selected.len(),
+        "matrix_cells": plan.cells.len(),
         "scenarios": plan.scenarios.iter().map(|s| s.id.clone()).collect::<Vec<_>>(),
+        "scenario_scales": plan.scales.iter().map(|s| s.to_string()).collect::<Vec<_>>(),
+        "interrupts": interrupts,
         "scenario_digests": scenario_digests,
         "strategy_digests": strategy_digests,
         "tokenizer": "o200k_base",
-    });
+    })
+}
+
+/// Writes `OUT/manifest.json` ([`manifest_value`] and a digest of it, so a report can be
+/// reproduced) and `OUT/continuity.jsonl`. With `--resume` on a folder that already holds
+/// records, the folder's manifest must describe the same run: otherwise nothing is written and
+/// the differing keys are named ([`RunError::ManifestMismatch`]).
+pub fn write_manifest(cfg: &RunConfig, plan: &Plan) -> Result<(), RunError> {
+    std::fs::create_dir_all(&cfg.out).map_err(io(&cfg.out))?;
+    let mut m = manifest_value(cfg, plan);
+    let path = cfg.out.join("manifest.json");
+    if cfg.resume && cfg.out.join("results.jsonl").is_file() && path.is_file() {
+        let text = std::fs::read_to_string(&path).map_err(io(&path))?;
+        let old: serde_json::Value =
+            serde_json::from_str(&text).map_err(|e| RunError::Corrupt {
+                path: path.clone(),
+                line: e.line(),
+                message: e.to_string(),
+            })?;
+        let keys = manifest::differences(&old, &m, &["matrix_cells"]);
+        if !keys.is_empty() {
+            return Err(RunError::ManifestMismatch { path, keys });
+        }
+    }
     let digest = crate::world::sha256_digest(m.to_string().as_bytes());
     m["digest"] = serde_json::Value::String(digest);
-    let path = cfg.out.join("manifest.json");
-    std::fs::write(&path, serde_json::to_vec_pretty(&m).unwrap_or_default()).map_err(io(&path))?;
+    write_atomic(&path, &serde_json::to_vec_pretty(&m).unwrap_or_default())?;
     // The continuity trace and required eval, one line per scenario × point × strategy: every cell
     // of that triple starts from this handoff (records name it by the same three fields).
     let path = cfg.out.join("continuity.jsonl");
     let mut text = String::new();
     for c in &plan.continuity {
-        text.push_str(&serde_json::to_string(c).unwrap_or_default());
+        text.push_str(&crate::secrets::json_line(c));
         text.push('\n');
     }
-    std::fs::write(&path, text).map_err(io(&path))
+    write_atomic(&path, text.as_bytes())
+}
+
+/// Writes a file through a temporary file and a rename, so a run killed at any moment leaves
+/// either the old or the new file, never a torn one (`--resume` reads the manifest).
+fn write_atomic(path: &Path, bytes: &[u8]) -> Result<(), RunError> {
+    let mut tmp = path.as_os_str().to_owned();
+    tmp.push(".tmp");
+    let tmp = PathBuf::from(tmp);
+    std::fs::write(&tmp, bytes).map_err(io(&tmp))?;
+    std::fs::rename(&tmp, path).map_err(io(path))
 }

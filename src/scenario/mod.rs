@@ -41,6 +41,14 @@ pub enum ScenarioError {
     },
     #[error("{dir}: no scenario files (*.yaml) found")]
     Empty { dir: PathBuf },
+    #[error(
+        "{second}: scenario id `{id}` is already the id of {first} (every cell would run twice)"
+    )]
+    DuplicateId {
+        id: String,
+        first: PathBuf,
+        second: PathBuf,
+    },
 }
 
 /// Parses one scenario from YAML text (no validation beyond the format).
@@ -57,7 +65,7 @@ pub fn parse_scenario(text: &str, file: &Path) -> Result<Scenario, ScenarioError
 
 /// Reads, parses and validates one scenario file.
 pub fn load_file(file: &Path) -> Result<Scenario, ScenarioError> {
-    let text = std::fs::read_to_string(file).map_err(|source| ScenarioError::Io {
+    let text = crate::text::read_file(file).map_err(|source| ScenarioError::Io {
         file: file.to_path_buf(),
         source,
     })?;
@@ -97,8 +105,17 @@ pub fn scenario_files(path: &Path) -> Result<Vec<PathBuf>, ScenarioError> {
 /// Loads every scenario under `path`; stops at the first bad file.
 pub fn load_dir(path: &Path) -> Result<Vec<Scenario>, ScenarioError> {
     let mut out = Vec::new();
+    let mut files: std::collections::BTreeMap<String, PathBuf> = Default::default();
     for f in scenario_files(path)? {
-        out.push(load_file(&f)?);
+        let s = load_file(&f)?;
+        if let Some(first) = files.insert(s.id.clone(), f.clone()) {
+            return Err(ScenarioError::DuplicateId {
+                id: s.id,
+                first,
+                second: f,
+            });
+        }
+        out.push(s);
     }
     Ok(out)
 }

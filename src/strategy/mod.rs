@@ -304,7 +304,7 @@ impl Registry {
             .collect();
         files.sort();
         for f in files {
-            let text = std::fs::read_to_string(&f).map_err(|e| StrategyError::Config {
+            let text = crate::text::read_file(&f).map_err(|e| StrategyError::Config {
                 file: f.clone(),
                 message: e.to_string(),
             })?;
@@ -312,6 +312,16 @@ impl Registry {
                 file: f.clone(),
                 message: e.to_string(),
             })?;
+            if let Some(t) = cfg.timeout_s
+                && (!t.is_finite() || t <= 0.0 || t > 1e6)
+            {
+                return Err(StrategyError::Config {
+                    file: f.clone(),
+                    message: format!(
+                        "`timeout_s` must be a finite number of seconds above 0 (and at most 1000000), not {t}"
+                    ),
+                });
+            }
             reg.configs.insert(cfg.id.clone(), cfg);
         }
         Ok(reg)

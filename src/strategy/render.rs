@@ -41,7 +41,7 @@ impl Templates {
         ] {
             let p = dir.join(name);
             if p.is_file() {
-                *slot = std::fs::read_to_string(&p).map_err(|e| StrategyError::Template {
+                *slot = crate::text::read_file(&p).map_err(|e| StrategyError::Template {
                     name: p.display().to_string(),
                     message: e.to_string(),
                 })?;

@@ -45,15 +45,24 @@ pub fn run(dir: &Path, args: &CheckHandoffArgs) -> Result<i32, Error> {
 
 /// A checkpoint document from a file; errors name the file and the JSON path of the problem.
 fn read_checkpoint(file: &Path) -> Result<Checkpoint, Error> {
-    let text = std::fs::read_to_string(file)
+    let text = crate::text::read_file(file)
         .map_err(|e| Error::Usage(format!("{}: {e}", file.display())))?;
     let mut de = serde_json::Deserializer::from_str(&text);
-    serde_path_to_error::deserialize(&mut de).map_err(|e| {
+    let cp: Checkpoint = serde_path_to_error::deserialize(&mut de).map_err(|e| {
         Error::Usage(format!(
             "{}: at `{}`: {}",
             file.display(),
             e.path(),
             e.inner()
         ))
-    })
+    })?;
+    if cp.format != crate::checkpoint::FORMAT {
+        return Err(Error::Usage(format!(
+            "{}: at `format`: `{}` is not `{}`",
+            file.display(),
+            cp.format,
+            crate::checkpoint::FORMAT
+        )));
+    }
+    Ok(cp)
 }

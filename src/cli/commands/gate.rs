@@ -11,12 +11,32 @@ use crate::gate;
 
 pub fn run(args: &GateArgs) -> i32 {
     let dir = &args.dir;
+    let junit = args
+        .junit
+        .clone()
+        .unwrap_or_else(|| dir.join("gate-junit.xml"));
+    let summary = args.summary.clone().unwrap_or_else(|| dir.join("gate.md"));
     let results = gate::load_policy(args.policy.as_deref())
         .and_then(|p| gate::evaluate(dir, args.baseline.as_deref(), &p));
     let results = match results {
         Ok(r) => r,
         Err(e) => {
-            eprintln!("error: {e}");
+            let message = crate::secrets::redact(&e.to_string()).into_owned();
+            eprintln!("error: {message}");
+            // CI still gets its files: the error as one failed test case.
+            let failed = [gate::RuleResult {
+                name: "gate input is usable".into(),
+                held: false,
+                detail: message.clone(),
+            }];
+            for (path, text) in [
+                (&junit, gate::junit(&failed)),
+                (&summary, gate::markdown_error(&message)),
+            ] {
+                if std::fs::write(path, text).is_err() {
+                    eprintln!("error: cannot write {}", path.display());
+                }
+            }
             return exit::gate::UNUSABLE;
         }
     };
@@ -28,11 +48,6 @@ pub fn run(args: &GateArgs) -> i32 {
             r.detail
         );
     }
-    let junit = args
-        .junit
-        .clone()
-        .unwrap_or_else(|| dir.join("gate-junit.xml"));
-    let summary = args.summary.clone().unwrap_or_else(|| dir.join("gate.md"));
     for (path, text) in [
         (&junit, gate::junit(&results)),
         (&summary, gate::markdown(&results)),

@@ -45,6 +45,12 @@ pub fn run(dir: &Path, args: &HandoffArgs) -> Result<i32, Error> {
         )?
         .build_blocking(&at.state)?;
     let h = registry.restore(h, &at.world)?;
+    // A plug-in's handoff may quote a key it found: never print one.
+    crate::secrets::load_run([]);
+    let mut h = h;
+    h.text = crate::secrets::redact(&h.text).into_owned();
+    crate::secrets::redact_serde(&mut h.messages);
+    crate::secrets::redact_serde(&mut h.checkpoint);
     let history = crate::strategy::full_history_tokens(&at.state);
     let stdout = std::io::stdout();
     let mut out = stdout.lock();

@@ -13,6 +13,7 @@ pub mod compare;
 pub mod gate;
 pub mod handoff;
 pub mod inspect_continuity;
+pub mod merge;
 pub mod plugin_input;
 pub mod plugin_schemas;
 pub mod report;

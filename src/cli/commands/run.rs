@@ -21,13 +21,28 @@ pub fn run(dir: &Path, args: RunArgs) -> Result<i32, Error> {
     crate::runner::write_manifest(&cfg, &plan)?;
     let mut progress = Progress::new();
     let written = crate::runner::execute(&cfg, &plan, &mut progress)?;
+    // Every cell of the matrix must have its record; a run that lost some is never a success.
+    if let Err(e) = crate::runner::check_complete(&cfg, &plan) {
+        eprintln!("error: {e}");
+        return Ok(exit::run::INCOMPLETE);
+    }
     let summary = crate::report::render_dir(&cfg.out)?;
     println!(
-        "{written} cells run ({} errored); wrote {}",
+        "{written} cells run ({} errored){}; wrote {}",
         progress.errored,
+        cfg.shard
+            .map(|s| format!(" in shard {s}"))
+            .unwrap_or_default(),
         cfg.out.join("report.md").display()
     );
     for r in summary.ranking.iter().filter(|r| r.rank <= 3) {
+        if r.all_errored {
+            println!(
+                "  {} #{}: {} (every cell errored: not ranked)",
+                r.model, r.rank, r.strategy
+            );
+            continue;
+        }
         println!(
             "  {} #{}: {} (task success {:.2}, unsafe cells {}, median restore tokens {})",
             r.model, r.rank, r.strategy, r.task_success, r.unsafe_cells, r.median_restore_tokens
@@ -40,7 +55,7 @@ pub fn run(dir: &Path, args: RunArgs) -> Result<i32, Error> {
 fn config(dir: &Path, a: RunArgs) -> Result<RunConfig, Error> {
     let a = match &a.config {
         Some(path) => {
-            let text = std::fs::read_to_string(path)
+            let text = crate::text::read_file(path)
                 .map_err(|e| Error::Usage(format!("{}: cannot read: {e}", path.display())))?;
             let file: RunArgs = toml::from_str(&text)
                 .map_err(|e| Error::Usage(format!("{}: {e}", path.display())))?;
@@ -79,6 +94,12 @@ fn config(dir: &Path, a: RunArgs) -> Result<RunConfig, Error> {
         cache_dir: a.cache_dir,
         no_cache: a.no_cache,
         rerun_errored: a.rerun_errored,
+        shard: a
+            .shard
+            .as_deref()
+            .map(crate::runner::Shard::parse)
+            .transpose()
+            .map_err(Error::Usage)?,
     };
     if cfg
         .context_window
@@ -90,12 +111,23 @@ fn config(dir: &Path, a: RunArgs) -> Result<RunConfig, Error> {
         )));
     }
     if !(0.0..=10.0).contains(&cfg.attention) {
-        return Err(Error::Usage("attention must be between 0 and 10".into()));
+        return Err(Error::Usage(format!(
+            "`attention` must be between 0 and 10, not {}",
+            cfg.attention
+        )));
     }
-    if cfg.reps == 0 || cfg.concurrency == 0 || cfg.step_budget == 0 {
-        return Err(Error::Usage(
-            "reps, concurrency and step_budget must be at least 1".into(),
-        ));
+    for (key, value) in [
+        ("reps", cfg.reps as usize),
+        ("concurrency", cfg.concurrency),
+        ("step_budget", cfg.step_budget as usize),
+    ] {
+        if value == 0 {
+            return Err(Error::Usage(format!("`{key}` must be at least 1")));
+        }
+    }
+    for (name, m) in &cfg.model_defs {
+        m.check_durations()
+            .map_err(|e| Error::Usage(format!("model `{name}`: {e}")))?;
     }
     Ok(cfg)
 }
@@ -129,6 +161,9 @@ impl Progress {
 impl Reporter for Progress {
     fn event(&mut self, e: RunEvent<'_>) {
         match e {
+            RunEvent::TornTail { bytes } => eprintln!(
+                "warning: results.jsonl ended in a torn line ({bytes} bytes of an interrupted write); removed it before resuming"
+            ),
             RunEvent::Planned { total, skipped } => {
                 self.bar.set_length(total as u64);
                 if skipped > 0 {

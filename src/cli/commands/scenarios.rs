@@ -74,6 +74,7 @@ fn validate(dir: &Path, args: ValidateArgs, out: &mut impl Write) -> i32 {
     };
     let mut bad = 0usize;
     let mut good = 0usize;
+    let mut ids: std::collections::BTreeMap<String, std::path::PathBuf> = Default::default();
     for p in paths {
         let files = match scenario::scenario_files(&p) {
             Ok(f) => f,
@@ -85,7 +86,17 @@ fn validate(dir: &Path, args: ValidateArgs, out: &mut impl Write) -> i32 {
         };
         for f in files {
             match scenario::load_file(&f) {
+                Ok(s) if ids.contains_key(&s.id) => {
+                    bad += 1;
+                    let e = scenario::ScenarioError::DuplicateId {
+                        id: s.id.clone(),
+                        first: ids[&s.id].clone(),
+                        second: f.clone(),
+                    };
+                    eprintln!("error: {e}");
+                }
                 Ok(s) => {
+                    ids.insert(s.id.clone(), f.clone());
                     let vp = volume_problems(&s);
                     if !vp.is_empty() {
                         bad += 1;

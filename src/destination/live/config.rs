@@ -96,6 +96,23 @@ impl ModelConfig {
             cell_token_budget: None,
         }
     }
+
+    /// Checks the duration fields (`request_timeout_s`, `backoff_s`): finite, `request_timeout_s`
+    /// above 0 and `backoff_s` at least 0. The error names the key.
+    pub fn check_durations(&self) -> Result<(), String> {
+        for (key, v, zero_ok) in [
+            ("request_timeout_s", self.request_timeout_s, false),
+            ("backoff_s", self.backoff_s, true),
+        ] {
+            if !v.is_finite() || v < 0.0 || (!zero_ok && v == 0.0) || v > 1e6 {
+                return Err(format!(
+                    "`{key}` must be a finite number of seconds {} (and at most 1000000), not {v}",
+                    if zero_ok { "of at least 0" } else { "above 0" }
+                ));
+            }
+        }
+        Ok(())
+    }
 }
 
 /// Published context windows of common models, matched on the model name's start (case

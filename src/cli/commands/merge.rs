@@ -1,0 +1,20 @@
+//! `merge`: the shards' run folders into one run folder, then its report.
+//!
+//! Owns: the summary line. Must not: check or merge records ([`crate::runner::merge`] does) or
+//! render the report ([`crate::report`] does).
+
+use crate::cli::args::MergeArgs;
+use crate::error::Error;
+use crate::exit;
+
+pub fn run(args: &MergeArgs) -> Result<i32, Error> {
+    let merged = crate::runner::merge::merge(&args.out, &args.dirs)?;
+    crate::report::render_dir(&args.out)?;
+    println!(
+        "merged {} records from {} folders into {}",
+        merged.records,
+        merged.folders,
+        args.out.display()
+    );
+    Ok(exit::OK)
+}
