@@ -53,6 +53,7 @@ pub fn run(cli: Cli) -> i32 {
         Command::Bench(args) => c::bench::run(dir, &args),
         Command::Report(args) => c::report::run(args),
         Command::InspectContinuity(args) => c::inspect_continuity::run(&args),
+        Command::Transcripts(cmd) => c::transcripts::run(cmd),
     };
     match result {
         Ok(code) => code,

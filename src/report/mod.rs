@@ -13,6 +13,7 @@ pub mod html;
 mod markdown;
 pub mod paired;
 pub mod plots;
+pub mod transcripts;
 pub mod view;
 
 use std::collections::BTreeMap;
@@ -62,6 +63,10 @@ pub struct Summary {
     pub continuity: Vec<ContinuityRow>,
     /// Intervals, pass^k, injection numbers, paired comparisons.
     pub analysis: analysis::Analysis,
+    /// Cells on imported transcripts (`source: transcript`), per strategy × model; the groups
+    /// above count scenario cells only.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub transcripts: Vec<transcripts::TranscriptGroup>,
 }
 
 /// The same-or-stricter continuity eval of one strategy over every scenario × interrupt point.
@@ -174,7 +179,10 @@ fn group(records: &[&RunRecord], strategy: &str, model: &str, interrupt: Option<
 }
 
 /// Aggregates records; groups follow the order in which strategies and models first appear.
-pub fn summarize(records: &[RunRecord]) -> Summary {
+/// Transcript cells go to [`Summary::transcripts`] only.
+pub fn summarize(all: &[RunRecord]) -> Summary {
+    let scenario_records = scenario_cells(all);
+    let records = scenario_records.as_slice();
     let mut order: Vec<(String, String)> = Vec::new();
     let mut by_sm: BTreeMap<(String, String), Vec<&RunRecord>> = BTreeMap::new();
     let mut by_smi: BTreeMap<(String, String, String), Vec<&RunRecord>> = BTreeMap::new();
@@ -276,7 +284,17 @@ pub fn summarize(records: &[RunRecord]) -> Summary {
         provenance_upgrades,
         continuity: Vec::new(),
         analysis: analysis::Analysis::default(),
+        transcripts: transcripts::summarize(all),
     }
+}
+
+/// The records of scenario cells (what every section but the transcript one reads).
+pub fn scenario_cells(records: &[RunRecord]) -> Vec<RunRecord> {
+    records
+        .iter()
+        .filter(|r| r.source == crate::record::Source::Scenario)
+        .cloned()
+        .collect()
 }
 
 /// One output format.
@@ -328,10 +346,16 @@ impl Export for RunsCsv {
             "total_tokens",
             "first_action_ms",
             "completion_ms",
+            "source",
+            "needed_value_retention",
+            "user_statement_retention",
+            "compression_ratio",
+            "next_action_agrees",
         ])
         .map_err(|e| e.to_string())?;
         for r in records {
             let m = &r.metrics;
+            let t = r.transcript.as_ref();
             w.write_record([
                 r.scenario.clone(),
                 r.interrupt.clone(),
@@ -351,6 +375,18 @@ impl Export for RunsCsv {
                 m.total_tokens.to_string(),
                 format!("{:.3}", m.first_action_ms),
                 format!("{:.3}", m.completion_ms),
+                r.source.as_str().to_string(),
+                t.and_then(|t| t.needed_value_retention)
+                    .map(|x| format!("{x:.4}"))
+                    .unwrap_or_default(),
+                t.and_then(|t| t.user_statement_retention)
+                    .map(|x| format!("{x:.4}"))
+                    .unwrap_or_default(),
+                t.map(|t| format!("{:.4}", t.compression_ratio))
+                    .unwrap_or_default(),
+                t.and_then(|t| t.next_action_agrees)
+                    .map(|a| a.to_string())
+                    .unwrap_or_default(),
             ])
             .map_err(|e| e.to_string())?;
         }
@@ -477,7 +513,8 @@ pub fn render_dir_with(
             ..Default::default()
         },
     };
-    summary.analysis = analysis::analyse(&records, &opts);
+    let scenario_records = scenario_cells(&records);
+    summary.analysis = analysis::analyse(&scenario_records, &opts);
     let exports: [&dyn Export; 4] = [&RunsCsv, &SummaryCsv, &SummaryJson, &MarkdownReport];
     for e in exports {
         let bytes = e
@@ -487,7 +524,7 @@ pub fn render_dir_with(
         std::fs::write(&p, &bytes)
             .map_err(|source| crate::runner::RunError::Io { path: p, source })?;
     }
-    let plots = render_plots(&records, &summary)
+    let plots = render_plots(&scenario_records, &summary)
         .map_err(|e| crate::runner::RunError::Usage(e.to_string()))?;
     let plot_dir = dir.join("plots");
     for p in &plots {

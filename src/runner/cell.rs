@@ -98,6 +98,8 @@ fn to_result(r: &CallResult) -> ActionResult {
 
 fn errored(scenario: &str, c: &CellSpec, class: ErrorClass, message: String) -> RunRecord {
     RunRecord {
+        source: crate::record::Source::Scenario,
+        transcript: None,
         error_class: Some(class),
         scenario: scenario.to_string(),
         interrupt: c.point.to_string(),
@@ -313,6 +315,8 @@ pub async fn run_cell(shared: &Shared, c: &CellSpec) -> RunRecord {
     diagnostics.checkpoint_checked = rule_violations.is_some();
     diagnostics.checkpoint_rule_violations = rule_violations.clone().unwrap_or_default();
     RunRecord {
+        source: crate::record::Source::Scenario,
+        transcript: None,
         scenario: s.id.clone(),
         interrupt: c.point.to_string(),
         strategy: c.strategy.to_string(),
