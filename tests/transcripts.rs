@@ -342,13 +342,13 @@ fn same_transcripts_and_seed_give_byte_identical_records() {
     for t in transcript::read_dir(&imported_dir())
         .expect("transcripts")
         .iter()
-        .step_by(12)
+        .step_by(30)
     {
         t.write(&dir).expect("write");
     }
     let opts = eval::Options {
         dir,
-        cuts: None,
+        cuts: Some(2),
         write_rule: WriteRule::default(),
     };
     let strategies = ["none", "A", "B", "C", "D", "mask", "B+A"];
@@ -418,7 +418,7 @@ fn the_cli_imports_lists_shows_and_runs_transcripts() {
         .args([
             "run",
             "--strategies",
-            "none,C",
+            "none,C,exec:shell-example",
             "--cuts",
             "2",
             "--no-cache",
@@ -433,6 +433,20 @@ fn the_cli_imports_lists_shows_and_runs_transcripts() {
     let records =
         compaction_eval::runner::read_records(&run.join("results.jsonl")).expect("records");
     assert!(!records.is_empty() && records.iter().all(|r| r.model == "offline"));
+    // The plug-in compacted the real history too (no errored cell, a text handoff).
+    let plugin: Vec<&RunRecord> = records
+        .iter()
+        .filter(|r| r.strategy == "exec:shell-example")
+        .collect();
+    assert_eq!(
+        plugin.len(),
+        records.iter().filter(|r| r.strategy == "none").count()
+    );
+    assert!(
+        plugin
+            .iter()
+            .all(|r| r.status == Status::Ok && r.metrics.restore_tokens > 0)
+    );
     assert!(
         std::fs::read_to_string(run.join("report.html"))
             .expect("html")
@@ -537,9 +551,17 @@ fn next_action_agreement_runs_end_to_end_against_a_local_server() {
         m.retries = 0;
         m
     };
+    // A live summariser for B, served by the same endpoint.
+    let strategies = d.join("strategies");
+    std::fs::create_dir_all(&strategies).expect("dir");
+    std::fs::write(
+        strategies.join("B-live.toml"),
+        "id = \"B-live\"\nkind = \"llm_summary\"\nsummarizer = \"textonly\"\n",
+    )
+    .expect("write");
     let out = d.join("run");
     let cfg = RunConfig {
-        strategies: vec!["none".into(), "C".into()],
+        strategies: vec!["none".into(), "C".into(), "B-live".into()],
         models: vec!["oracle".into(), "textonly".into()],
         model_defs: [("oracle", model("oracle")), ("textonly", model("textonly"))]
             .into_iter()
@@ -547,7 +569,7 @@ fn next_action_agreement_runs_end_to_end_against_a_local_server() {
             .collect(),
         out: out.clone(),
         cache_dir: Some(d.join("cache")),
-        strategy_dir: Path::new(env!("CARGO_MANIFEST_DIR")).join("strategies"),
+        strategy_dir: strategies,
         ..RunConfig::default()
     };
     let opts = eval::Options {
@@ -560,8 +582,8 @@ fn next_action_agreement_runs_end_to_end_against_a_local_server() {
     let records =
         compaction_eval::runner::read_records(&out.join("results.jsonl")).expect("records");
     let live: Vec<&RunRecord> = records.iter().filter(|r| r.model != "offline").collect();
-    // full, none, C × oracle, textonly, on the rewarded run's one cut only.
-    assert_eq!(live.len(), 6, "{records:#?}");
+    // full, none, C, B-live × oracle, textonly, on the rewarded run's one cut only.
+    assert_eq!(live.len(), 8, "{records:#?}");
     assert!(live.iter().all(|r| r.scenario == t.id));
     for r in &live {
         let m = r.transcript.as_ref().expect("measures");
@@ -581,11 +603,21 @@ fn next_action_agreement_runs_end_to_end_against_a_local_server() {
         assert_eq!(stats.calls, 1);
         assert!(r.metrics.total_tokens > 0);
     }
+    // The summariser was asked once per cut (two runs, one cut each) and charged as compaction.
+    let b: Vec<&RunRecord> = records.iter().filter(|r| r.strategy == "B-live").collect();
+    assert_eq!(b.len(), 4);
+    assert!(b.iter().all(|r| r.metrics.compaction_tokens == 110));
     // The destination got the system prompt unchanged, first.
     let bodies = server.bodies.lock().expect("lock").clone();
-    assert_eq!(bodies.len(), 6);
-    assert!(bodies.iter().all(|b| b["messages"][0]["role"] == "system"
-        && b["messages"][0]["content"].as_str() == t.system.as_deref()));
+    assert_eq!(bodies.len(), 2 + 8);
+    let agreement: Vec<&Value> = bodies.iter().filter(|b| b["tools"].is_array()).collect();
+    assert_eq!(agreement.len(), 8);
+    assert!(
+        agreement
+            .iter()
+            .all(|b| b["messages"][0]["role"] == "system"
+                && b["messages"][0]["content"].as_str() == t.system.as_deref())
+    );
     // Agreement per strategy × model with its interval, in the report.
     let summary = compaction_eval::report::render_dir(&out).expect("report");
     let g = summary
@@ -598,5 +630,5 @@ fn next_action_agreement_runs_end_to_end_against_a_local_server() {
     // A rerun is served from the cache.
     let out2 = d.join("run2");
     eval::run(&RunConfig { out: out2, ..cfg }, &opts).expect("reruns");
-    assert_eq!(server.bodies.lock().expect("lock").len(), 6);
+    assert_eq!(server.bodies.lock().expect("lock").len(), 10);
 }
