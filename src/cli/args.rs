@@ -10,6 +10,8 @@ use clap::{Args, Subcommand};
 
 use crate::envelope::InspectContinuityArgs;
 
+// Parsed once per process: the size of the largest variant (`run`'s many flags) costs nothing.
+#[allow(clippy::large_enum_variant)]
 #[derive(Debug, Subcommand)]
 pub enum Command {
     /// Validate, list, show scenarios, or print the scenario format's JSON Schema.
