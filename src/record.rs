@@ -82,18 +82,13 @@ pub struct TranscriptMeasures {
     pub operator_tokens: u64,
     /// Fraction of the needed values the handoff carries verbatim; `None` when no value was needed.
     pub needed_value_retention: Option<f64>,
-    pub needed_values: u32,
+    /// How many values the rest of the run needed (listed in `diagnostics.needed_values`).
+    pub values_needed: u32,
     /// Mean content-word overlap of the user's turns before the cut with the handoff; `None`
     /// without user turns.
     pub user_statement_retention: Option<f64>,
     /// Restore tokens ÷ full-prefix tokens.
     pub compression_ratio: f64,
-    /// Every needed value: `value (first seen <where>; used by <where>)`.
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub values: Vec<String>,
-    /// The needed values the handoff lost (the same form).
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub lost_values: Vec<String>,
     /// Live destinations: whether the next tool call matched the run's (name and normalised
     /// arguments); `None` offline or when the run makes no further call.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -171,6 +166,13 @@ pub struct Diagnostics {
     /// The live summariser's calls for this cell's handoff.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub compaction: Option<LiveStats>,
+    /// Transcript cells: every value the rest of the run needed that appeared before the cut,
+    /// as `VALUE (first seen message N (ROLE); used by WHERE)`.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub needed_values: Vec<String>,
+    /// Transcript cells: the needed values the handoff does not carry (the same form).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub lost_values: Vec<String>,
 }
 
 /// A diagnostic string that is not in the form the harness writes.

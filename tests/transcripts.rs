@@ -289,7 +289,8 @@ fn offline_measures_hold_their_bounds_on_all_120_runs() {
             "{}",
             r.scenario
         );
-        assert!(t.lost_values.is_empty());
+        assert!(r.diagnostics.lost_values.is_empty());
+        assert_eq!(r.diagnostics.needed_values.len() as u32, t.values_needed);
         assert_eq!(t.compression_ratio, 1.0);
     }
     // `none` keeps no more than any other strategy, cut by cut.
@@ -312,7 +313,7 @@ fn offline_measures_hold_their_bounds_on_all_120_runs() {
     let lost = records
         .iter()
         .filter(|r| r.strategy == "none")
-        .flat_map(|r| m(r).lost_values)
+        .flat_map(|r| r.diagnostics.lost_values.clone())
         .next()
         .expect("none loses values");
     assert!(

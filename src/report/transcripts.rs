@@ -74,8 +74,12 @@ pub fn summarize(records: &[RunRecord]) -> Vec<TranscriptGroup> {
                 errored: all.len() - all.iter().filter(|r| r.status == Status::Ok).count(),
                 needed_value_retention: mean(&nvr),
                 cells_with_needed: nvr.len(),
-                values_needed: ok.iter().map(|t| t.needed_values as u64).sum(),
-                values_lost: ok.iter().map(|t| t.lost_values.len() as u64).sum(),
+                values_needed: ok.iter().map(|t| t.values_needed as u64).sum(),
+                values_lost: all
+                    .iter()
+                    .filter(|r| r.status == Status::Ok)
+                    .map(|r| r.diagnostics.lost_values.len() as u64)
+                    .sum(),
                 user_statement_retention: mean(&usr),
                 restore_tokens: Spread::of(&tokens),
                 compression_ratio: Spread::of(&ratios),

@@ -112,27 +112,31 @@ struct CutFacts<'a> {
     operator_tokens: u64,
 }
 
-fn measures(f: &CutFacts<'_>, h: &Handoff) -> TranscriptMeasures {
+/// The measures of a handoff, and the diagnostics' needed and lost values.
+fn measures(f: &CutFacts<'_>, h: &Handoff) -> (TranscriptMeasures, Vec<String>, Vec<String>) {
     let lost_values = lost(&f.needed, &h.text);
-    TranscriptMeasures {
+    let m = TranscriptMeasures {
         cut_rule: f.cut.rule.as_str().into(),
         cut_before: f.cut.before,
         full_prefix_tokens: f.full_tokens,
         operator_tokens: f.operator_tokens,
         needed_value_retention: retention(&f.needed, &h.text),
-        needed_values: f.needed.len() as u32,
+        values_needed: f.needed.len() as u32,
         user_statement_retention: user_statement_retention(f.t, f.cut.at, &h.text),
         compression_ratio: if f.full_tokens == 0 {
             1.0
         } else {
             h.tokens_at_restore as f64 / f.full_tokens as f64
         },
-        values: f.needed.iter().map(|v| v.to_string()).collect(),
-        lost_values: lost_values.iter().map(|v| v.to_string()).collect(),
         next_action_agrees: None,
         expected_action: None,
         actual_action: None,
-    }
+    };
+    (
+        m,
+        f.needed.iter().map(|v| v.to_string()).collect(),
+        lost_values.iter().map(|v| v.to_string()).collect(),
+    )
 }
 
 fn metrics(restore_tokens: u64, total_tokens: u64, compaction_tokens: u64) -> Metrics {
@@ -259,10 +263,12 @@ pub fn run(cfg: &RunConfig, opts: &Options) -> Result<Outcome, TranscriptError> 
                     .as_ref()
                     .map(|c| c.input_tokens + c.output_tokens)
                     .unwrap_or(0);
-                let m = measures(&facts, &h);
+                let (m, needed_values, lost_values) = measures(&facts, &h);
                 let mut r = base;
                 r.metrics = metrics(h.tokens_at_restore, 0, compaction_tokens);
                 r.diagnostics.compaction = compaction.clone();
+                r.diagnostics.needed_values = needed_values.clone();
+                r.diagnostics.lost_values = lost_values.clone();
                 r.transcript = Some(m.clone());
                 records.push(r);
                 let Some((user, call)) = expected.filter(|_| rewarded) else {
@@ -315,6 +321,8 @@ pub fn run(cfg: &RunConfig, opts: &Options) -> Result<Outcome, TranscriptError> 
                         compaction_tokens,
                     );
                     r.diagnostics.compaction = compaction.clone();
+                    r.diagnostics.needed_values = needed_values.clone();
+                    r.diagnostics.lost_values = lost_values.clone();
                     r.diagnostics.live = Some(stats);
                     r.transcript = Some(m);
                     records.push(r);
