@@ -71,6 +71,7 @@ impl Source {
 /// and the rest of the logged run, without a model — plus, for live destinations, whether the
 /// destination's next tool call agrees with the run's.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(default)]
 pub struct TranscriptMeasures {
     /// The rule that chose the cut (`first_write`, `later_write`, `final_assistant`).
     pub cut_rule: String,

@@ -552,6 +552,11 @@ fn next_action_agreement_runs_end_to_end_against_a_local_server() {
         m.retries = 0;
         m
     };
+    // A model whose endpoint refuses connections: its cells are errored, the run goes on.
+    let closed = std::net::TcpListener::bind("127.0.0.1:0").expect("bind");
+    let mut down = model("down");
+    down.base_url = format!("http://{}/v1", closed.local_addr().expect("addr"));
+    drop(closed);
     // A live summariser for B, served by the same endpoint.
     let strategies = d.join("strategies");
     std::fs::create_dir_all(&strategies).expect("dir");
@@ -563,11 +568,15 @@ fn next_action_agreement_runs_end_to_end_against_a_local_server() {
     let out = d.join("run");
     let cfg = RunConfig {
         strategies: vec!["none".into(), "C".into(), "B-live".into()],
-        models: vec!["oracle".into(), "textonly".into()],
-        model_defs: [("oracle", model("oracle")), ("textonly", model("textonly"))]
-            .into_iter()
-            .map(|(k, v)| (k.to_string(), v))
-            .collect(),
+        models: vec!["oracle".into(), "textonly".into(), "down".into()],
+        model_defs: [
+            ("oracle", model("oracle")),
+            ("textonly", model("textonly")),
+            ("down", down),
+        ]
+        .into_iter()
+        .map(|(k, v)| (k.to_string(), v))
+        .collect(),
         out: out.clone(),
         cache_dir: Some(d.join("cache")),
         strategy_dir: strategies,
@@ -579,10 +588,17 @@ fn next_action_agreement_runs_end_to_end_against_a_local_server() {
         write_rule: rule,
     };
     let o = eval::run(&cfg, &opts).expect("runs");
-    assert_eq!(o.errored, 0);
     let records =
         compaction_eval::runner::read_records(&out.join("results.jsonl")).expect("records");
-    let live: Vec<&RunRecord> = records.iter().filter(|r| r.model != "offline").collect();
+    let down: Vec<&RunRecord> = records.iter().filter(|r| r.model == "down").collect();
+    assert_eq!(down.len(), 4);
+    assert_eq!(o.errored, 4);
+    assert!(down.iter().all(|r| r.status == Status::Errored
+        && r.error_class == Some(compaction_eval::record::ErrorClass::Infrastructure)));
+    let live: Vec<&RunRecord> = records
+        .iter()
+        .filter(|r| r.model != "offline" && r.model != "down")
+        .collect();
     // full, none, C, B-live × oracle, textonly, on the rewarded run's one cut only.
     assert_eq!(live.len(), 8, "{records:#?}");
     assert!(live.iter().all(|r| r.scenario == t.id));
@@ -605,7 +621,10 @@ fn next_action_agreement_runs_end_to_end_against_a_local_server() {
         assert!(r.metrics.total_tokens > 0);
     }
     // The summariser was asked once per cut (two runs, one cut each) and charged as compaction.
-    let b: Vec<&RunRecord> = records.iter().filter(|r| r.strategy == "B-live").collect();
+    let b: Vec<&RunRecord> = records
+        .iter()
+        .filter(|r| r.strategy == "B-live" && r.status == Status::Ok)
+        .collect();
     assert_eq!(b.len(), 4);
     assert!(b.iter().all(|r| r.metrics.compaction_tokens == 110));
     // The destination got the system prompt unchanged, first.

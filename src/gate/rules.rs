@@ -20,7 +20,9 @@ fn load_run(dir: &Path) -> Result<Vec<RunRecord>, GateError> {
     if !results.is_file() {
         return Err(GateError::NotARun(dir.to_path_buf()));
     }
-    Ok(read_records(&results)?)
+    // The policy's rules are about scenario cells; transcript cells (`run --transcripts`) have
+    // none of those metrics.
+    Ok(crate::report::scenario_cells(&read_records(&results)?))
 }
 
 /// Evaluates the policy on a run (and a baseline).

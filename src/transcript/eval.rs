@@ -297,6 +297,7 @@ pub fn run(cfg: &RunConfig, opts: &Options) -> Result<Outcome, TranscriptError> 
                     m.expected_action = Some(agree::show(&call.name, &call.arguments));
                     match step {
                         Err(e) => {
+                            r.diagnostics.compaction = compaction.clone();
                             r.diagnostics.live = Some(stats);
                             records.push(errored(r, e));
                             continue;

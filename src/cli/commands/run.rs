@@ -45,6 +45,11 @@ fn run_transcripts(
     cuts: Option<usize>,
     write_tools: &Option<Vec<String>>,
 ) -> Result<i32, Error> {
+    if cfg.resume {
+        return Err(Error::Usage(
+            "--resume does not apply to --transcripts: a transcript run is rewritten whole (its cache makes live reruns cheap)".into(),
+        ));
+    }
     let opts = crate::transcript::eval::Options {
         dir,
         cuts,
