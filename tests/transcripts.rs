@@ -326,10 +326,26 @@ fn offline_measures_hold_their_bounds_on_all_120_runs() {
     }
     // The report has the transcript section, and the scenario tables stay out of it.
     let summary = compaction_eval::report::render_dir(&out).expect("report");
-    assert_eq!(summary.transcripts.len(), 8);
+    assert_eq!(
+        summary
+            .transcripts
+            .iter()
+            .filter(|g| g.cut_rule.is_none())
+            .count(),
+        8
+    );
+    // One cut per run: the first write where there is one, else the final assistant message.
+    let rules: Vec<Option<&str>> = summary
+        .transcripts
+        .iter()
+        .filter(|g| g.strategy == "full")
+        .map(|g| g.cut_rule.as_deref())
+        .collect();
+    assert_eq!(rules, [None, Some("first_write"), Some("final_assistant")]);
     assert!(summary.by_strategy_model.is_empty());
     let md = std::fs::read_to_string(out.join("report.md")).expect("report.md");
     assert!(md.contains("## Real transcripts"), "{md}");
+    assert!(md.contains("| full | offline | first_write |"), "{md}");
     assert!(!md.contains("## Ranking"));
     let csv = std::fs::read_to_string(out.join("runs.csv")).expect("runs.csv");
     assert!(csv.lines().nth(1).expect("a row").contains(",transcript,"));
@@ -643,7 +659,7 @@ fn next_action_agreement_runs_end_to_end_against_a_local_server() {
     let g = summary
         .transcripts
         .iter()
-        .find(|g| g.strategy == "C" && g.model == "oracle")
+        .find(|g| g.strategy == "C" && g.model == "oracle" && g.cut_rule.is_none())
         .expect("C × oracle");
     assert_eq!(g.agreement.map(|a| (a.successes, a.n)), Some((1, 1)));
     assert!(g.agreement_ci.is_some_and(|(lo, hi)| lo > 0.0 && hi == 1.0));

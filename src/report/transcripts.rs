@@ -10,11 +10,13 @@ use serde::Serialize;
 use crate::record::{RunRecord, Source, Status};
 use crate::stats::{Rate, Spread, wilson};
 
-/// One strategy × model over transcript cells.
+/// One strategy × model (× cut rule) over transcript cells.
 #[derive(Debug, Clone, Serialize)]
 pub struct TranscriptGroup {
     pub strategy: String,
     pub model: String,
+    /// `None` for the aggregate over every cut; else `first_write`, `later_write`, `final_assistant`.
+    pub cut_rule: Option<String>,
     pub cells: usize,
     pub errored: usize,
     /// Mean over cells that needed any value.
@@ -35,7 +37,18 @@ fn mean(v: &[f64]) -> Option<f64> {
     (!v.is_empty()).then(|| v.iter().sum::<f64>() / v.len() as f64)
 }
 
-/// Groups the transcript records, in first-seen order of strategy × model.
+/// The cut rules in the order reports list them.
+pub const CUT_RULES: [&str; 3] = ["first_write", "later_write", "final_assistant"];
+
+fn rule_of(r: &RunRecord) -> &str {
+    r.transcript
+        .as_ref()
+        .map(|t| t.cut_rule.as_str())
+        .unwrap_or_default()
+}
+
+/// Groups the transcript records per strategy × model (first-seen order), then per strategy ×
+/// model × cut rule.
 pub fn summarize(records: &[RunRecord]) -> Vec<TranscriptGroup> {
     let mut order: Vec<(String, String)> = Vec::new();
     for r in records.iter().filter(|r| r.source == Source::Transcript) {
@@ -44,13 +57,29 @@ pub fn summarize(records: &[RunRecord]) -> Vec<TranscriptGroup> {
             order.push(k);
         }
     }
-    order
-        .into_iter()
-        .map(|(s, m)| {
+    let mut keys: Vec<(String, String, Option<&str>)> = order
+        .iter()
+        .map(|(s, m)| (s.clone(), m.clone(), None))
+        .collect();
+    for (s, m) in &order {
+        for rule in CUT_RULES {
+            keys.push((s.clone(), m.clone(), Some(rule)));
+        }
+    }
+    keys.into_iter()
+        .filter_map(|(s, m, rule)| {
             let all: Vec<&RunRecord> = records
                 .iter()
-                .filter(|r| r.source == Source::Transcript && r.strategy == s && r.model == m)
+                .filter(|r| {
+                    r.source == Source::Transcript
+                        && r.strategy == s
+                        && r.model == m
+                        && rule.is_none_or(|k| rule_of(r) == k)
+                })
                 .collect();
+            if all.is_empty() {
+                return None;
+            }
             let ok: Vec<&crate::record::TranscriptMeasures> = all
                 .iter()
                 .filter(|r| r.status == Status::Ok)
@@ -69,7 +98,8 @@ pub fn summarize(records: &[RunRecord]) -> Vec<TranscriptGroup> {
             let ratios: Vec<f64> = ok.iter().map(|t| t.compression_ratio).collect();
             let judged: Vec<bool> = ok.iter().filter_map(|t| t.next_action_agrees).collect();
             let agreed = judged.iter().filter(|a| **a).count();
-            TranscriptGroup {
+            Some(TranscriptGroup {
+                cut_rule: rule.map(str::to_string),
                 cells: all.len(),
                 errored: all.len() - all.iter().filter(|r| r.status == Status::Ok).count(),
                 needed_value_retention: mean(&nvr),
@@ -87,7 +117,7 @@ pub fn summarize(records: &[RunRecord]) -> Vec<TranscriptGroup> {
                 agreement_ci: wilson(agreed, judged.len(), 0.95),
                 strategy: s,
                 model: m,
-            }
+            })
         })
         .collect()
 }

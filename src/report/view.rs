@@ -47,6 +47,8 @@ pub struct View {
     pub errored: Vec<ErroredView>,
     /// Transcript cells per strategy × model (empty without any).
     pub transcripts: Vec<TranscriptView>,
+    /// The same per strategy × model × cut rule.
+    pub transcripts_by_rule: Vec<TranscriptView>,
     /// What a transcript run read and how it cut (from the manifest).
     pub transcript_config: Option<String>,
 }
@@ -56,6 +58,7 @@ pub struct View {
 pub struct TranscriptView {
     pub strategy: String,
     pub model: String,
+    pub cut_rule: String,
     pub cells: usize,
     pub errored: usize,
     pub needed_value_retention: String,
@@ -72,6 +75,7 @@ fn transcript_view(g: &super::transcripts::TranscriptGroup) -> TranscriptView {
     TranscriptView {
         strategy: g.strategy.clone(),
         model: g.model.clone(),
+        cut_rule: g.cut_rule.clone().unwrap_or_else(|| "all".into()),
         cells: g.cells,
         errored: g.errored,
         needed_value_retention: opt(g.needed_value_retention),
@@ -336,7 +340,18 @@ pub fn view(records: &[RunRecord], s: &Summary, manifest: &serde_json::Value) ->
         .filter(|r| r.status == Status::Errored)
         .collect();
     View {
-        transcripts: s.transcripts.iter().map(transcript_view).collect(),
+        transcripts: s
+            .transcripts
+            .iter()
+            .filter(|g| g.cut_rule.is_none())
+            .map(transcript_view)
+            .collect(),
+        transcripts_by_rule: s
+            .transcripts
+            .iter()
+            .filter(|g| g.cut_rule.is_some())
+            .map(transcript_view)
+            .collect(),
         transcript_config: manifest
             .get("config")
             .filter(|c| c.get("transcripts").is_some())

@@ -74,7 +74,7 @@ fn run_transcripts(
     for r in summary
         .transcripts
         .iter()
-        .filter(|r| r.model == crate::transcript::eval::OFFLINE_MODEL)
+        .filter(|r| r.model == crate::transcript::eval::OFFLINE_MODEL && r.cut_rule.is_none())
     {
         println!(
             "  {}: needed-value retention {}, median restore tokens {}",
