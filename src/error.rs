@@ -24,6 +24,8 @@ pub enum Error {
     Strategy(#[from] crate::strategy::StrategyError),
     #[error(transparent)]
     Run(#[from] crate::runner::RunError),
+    #[error(transparent)]
+    Transcript(#[from] crate::transcript::TranscriptError),
     #[error("{0}")]
     Usage(String),
 }

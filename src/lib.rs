@@ -26,6 +26,7 @@ pub mod state;
 pub mod stats;
 pub mod strategy;
 pub mod text;
+pub mod transcript;
 pub mod upgrades;
 pub mod world;
 

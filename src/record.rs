@@ -71,6 +71,10 @@ pub enum Status {
 /// One cell's result.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct RunRecord {
+    /// What the cell starts from: a scenario's interrupt point, or a cut of an imported
+    /// transcript (then `scenario` is the run id and `interrupt` the cut's name).
+    #[serde(default)]
+    pub source: Source,
     pub scenario: String,
     /// The history scale of the cell (`base`, `40k`, …; see `scenario::volume::Scale`).
     #[serde(default = "base_scale")]
@@ -88,6 +92,63 @@ pub struct RunRecord {
     pub error_class: Option<ErrorClass>,
     pub metrics: Metrics,
     pub diagnostics: Diagnostics,
+    /// The transcript measures of a `transcript` cell (absent for scenarios).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub transcript: Option<TranscriptMeasures>,
+}
+
+/// Where a cell's history comes from.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Source {
+    /// A scenario this project wrote, replayed in the simulated world.
+    #[default]
+    Scenario,
+    /// An imported agent log (`transcripts import`), cut at one of its interrupt points.
+    Transcript,
+}
+
+impl Source {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Source::Scenario => "scenario",
+            Source::Transcript => "transcript",
+        }
+    }
+}
+
+/// What a transcript cell measures (README, "Real transcripts"): computed from the handoff text
+/// and the rest of the logged run, without a model — plus, for live destinations, whether the
+/// destination's next tool call agrees with the run's.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(default)]
+pub struct TranscriptMeasures {
+    /// The rule that chose the cut (`first_write`, `later_write`, `final_assistant`).
+    pub cut_rule: String,
+    /// The cut lies before this message of the source log (its index there, system included).
+    pub cut_before: usize,
+    /// Tokens of the full prefix as a transcript (the no-compaction baseline).
+    pub full_prefix_tokens: u64,
+    /// Tokens of the system prompt, which travels unchanged beside every handoff.
+    pub operator_tokens: u64,
+    /// Fraction of the needed values the handoff carries verbatim; `None` when no value was needed.
+    pub needed_value_retention: Option<f64>,
+    /// How many values the rest of the run needed (listed in `diagnostics.needed_values`).
+    pub values_needed: u32,
+    /// Mean content-word overlap of the user's turns before the cut with the handoff; `None`
+    /// without user turns.
+    pub user_statement_retention: Option<f64>,
+    /// Restore tokens ÷ full-prefix tokens.
+    pub compression_ratio: f64,
+    /// Live destinations: whether the next tool call matched the run's (name and normalised
+    /// arguments); `None` offline or when the run makes no further call.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub next_action_agrees: Option<bool>,
+    /// The run's next call and the destination's, as `tool {arguments}`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub expected_action: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub actual_action: Option<String>,
 }
 
 /// The metrics of one cell (the record contract's `metrics`).
@@ -185,6 +246,13 @@ pub struct Diagnostics {
     /// The live summariser's calls for this cell's handoff.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub compaction: Option<LiveStats>,
+    /// Transcript cells: every value the rest of the run needed that appeared before the cut,
+    /// as `VALUE (first seen message N (ROLE); used by WHERE)`.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub needed_values: Vec<String>,
+    /// Transcript cells: the needed values the handoff does not carry (the same form).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub lost_values: Vec<String>,
 }
 
 /// A diagnostic string that is not in the form the harness writes.

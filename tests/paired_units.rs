@@ -7,6 +7,8 @@ use compaction_eval::report::analysis::{ReportOptions, analyse};
 
 fn record(scenario: &str, interrupt: &str, strategy: &str, rep: u32, quality: f64) -> RunRecord {
     RunRecord {
+        source: compaction_eval::record::Source::Scenario,
+        transcript: None,
         scenario: scenario.into(),
         scale: "base".into(),
         interrupt: interrupt.into(),

@@ -16,6 +16,8 @@ struct Cell {
 
 fn record(strategy: &str, interrupt: &str, rep: u32, c: Cell) -> RunRecord {
     RunRecord {
+        source: compaction_eval::record::Source::Scenario,
+        transcript: None,
         scenario: "s".into(),
         scale: "base".into(),
         interrupt: interrupt.into(),

@@ -10,6 +10,8 @@ use clap::{Args, Subcommand};
 
 use crate::envelope::InspectContinuityArgs;
 
+// Parsed once per process: the size of the largest variant (`run`'s many flags) costs nothing.
+#[allow(clippy::large_enum_variant)]
 #[derive(Debug, Subcommand)]
 pub enum Command {
     /// Validate, list, show scenarios, or print the scenario format's JSON Schema.
@@ -46,6 +48,10 @@ pub enum Command {
     /// Merge the run folders of the shards of one run (`run --shard K/N`) into one run folder:
     /// refuses folders of different runs, missing and duplicate cells; then writes the report.
     Merge(MergeArgs),
+    /// Import real agent logs (OpenAI chat messages, τ-bench trajectories), list and show them;
+    /// `run --transcripts DIR` compacts and measures them.
+    #[command(subcommand)]
+    Transcripts(TranscriptsCmd),
     /// Build one handoff and print it as a destination would see it, with its token count.
     Handoff(HandoffArgs),
     /// The continuity-envelope reference exercise of seed 000 (exit 0 reauthorization_required,
@@ -124,6 +130,17 @@ pub struct RunArgs {
     /// each cell's identity. Merge the shards' folders with `merge`.
     #[arg(long, value_name = "K/N")]
     pub shard: Option<String>,
+    /// Run on imported transcripts (`transcripts import --out DIR`) instead of scenarios: each
+    /// strategy compacts every run at its cut points, measured offline, plus next-action
+    /// agreement for the live models among --models.
+    #[arg(long, value_name = "DIR")]
+    pub transcripts: Option<PathBuf>,
+    /// With --transcripts: at most K cuts per run (see `transcripts list --help`).
+    #[arg(long, value_name = "K")]
+    pub cuts: Option<usize>,
+    /// With --transcripts: comma-separated tools whose calls are writes (default: the verb rule).
+    #[arg(long, value_delimiter = ',')]
+    pub write_tools: Option<Vec<String>>,
     /// Live models (`[model.NAME]` tables of the configuration file).
     #[arg(skip)]
     #[serde(default)]
@@ -154,9 +171,66 @@ impl RunArgs {
             no_cache: self.no_cache || file.no_cache,
             rerun_errored: self.rerun_errored || file.rerun_errored,
             shard: self.shard.or(file.shard),
+            transcripts: self.transcripts.or(file.transcripts),
+            cuts: self.cuts.or(file.cuts),
+            write_tools: self.write_tools.or(file.write_tools),
             model: file.model,
         }
     }
+}
+
+/// Where transcripts are cut.
+#[derive(Debug, Args, Default, Clone)]
+pub struct CutArgs {
+    /// At most K cuts per run (kept in this order: before the first write call, before the final
+    /// assistant message, before each later write call).
+    #[arg(long, value_name = "K")]
+    pub cuts: Option<usize>,
+    /// Comma-separated tools whose calls are writes (default: a tool whose name starts with a
+    /// write verb such as book, cancel, update, send; see README).
+    #[arg(long, value_delimiter = ',')]
+    pub write_tools: Option<Vec<String>>,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum TranscriptsCmd {
+    /// Read a log file and write one normalised transcript (`ID.json`) per run into --out.
+    Import(TranscriptImportArgs),
+    /// One line per run: messages, tool calls, tokens, reward, ground-truth actions, cuts.
+    List {
+        /// Folder written by `transcripts import`.
+        dir: PathBuf,
+        #[command(flatten)]
+        cut: CutArgs,
+    },
+    /// One run: its messages with roles, tool calls and token counts, and its cut points.
+    Show {
+        /// Folder written by `transcripts import`.
+        dir: PathBuf,
+        /// Run id (as `transcripts list` prints it).
+        run: String,
+        /// Print the normalised transcript as JSON instead.
+        #[arg(long)]
+        json: bool,
+        #[command(flatten)]
+        cut: CutArgs,
+    },
+}
+
+#[derive(Debug, Args)]
+pub struct TranscriptImportArgs {
+    /// The log: a JSON array (or JSONL) of chat messages, or of runs holding `messages`/`traj`,
+    /// or a τ-bench trajectory file.
+    pub file: PathBuf,
+    /// The input format [default: detected; τ-bench when every run has `task_id` and `traj`].
+    #[arg(long, value_enum)]
+    pub format: Option<crate::transcript::Format>,
+    /// Folder for the transcripts (created if missing).
+    #[arg(long)]
+    pub out: PathBuf,
+    /// Skip malformed runs (counted and listed on stderr) instead of stopping at the first.
+    #[arg(long)]
+    pub skip_bad: bool,
 }
 
 #[derive(Debug, Args)]

@@ -54,6 +54,7 @@ pub fn run(cli: Cli) -> i32 {
         Command::Report(args) => c::report::run(args),
         Command::Merge(args) => c::merge::run(&args),
         Command::InspectContinuity(args) => c::inspect_continuity::run(&args),
+        Command::Transcripts(cmd) => c::transcripts::run(cmd),
     };
     match result {
         Ok(code) => code,

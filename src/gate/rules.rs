@@ -32,7 +32,9 @@ fn load_run(dir: &Path) -> Result<Vec<RunRecord>, GateError> {
         return Err(GateError::Empty(results));
     }
     crate::report::check_count(dir, &records, &manifest)?;
-    Ok(records)
+    // The policy's rules are about scenario cells; transcript cells (`run --transcripts`) have
+    // none of those metrics.
+    Ok(crate::report::scenario_cells(&records))
 }
 
 /// Evaluates the policy on a run (and a baseline).

@@ -14,6 +14,7 @@ pub mod html;
 mod markdown;
 pub mod paired;
 pub mod plots;
+pub mod transcripts;
 pub mod view;
 
 use std::collections::BTreeMap;
@@ -65,6 +66,10 @@ pub struct Summary {
     pub analysis: analysis::Analysis,
     /// The compaction curve: per destination × strategy × history scale.
     pub curve: Vec<curve::CurvePoint>,
+    /// Cells on imported transcripts (`source: transcript`), per strategy × model; the groups
+    /// above count scenario cells only.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub transcripts: Vec<transcripts::TranscriptGroup>,
 }
 
 /// The same-or-stricter continuity eval of one strategy over every scenario × interrupt point.
@@ -180,7 +185,10 @@ fn group(records: &[&RunRecord], strategy: &str, model: &str, interrupt: Option<
 }
 
 /// Aggregates records; groups follow the order in which strategies and models first appear.
-pub fn summarize(records: &[RunRecord]) -> Summary {
+/// Transcript cells go to [`Summary::transcripts`] only.
+pub fn summarize(all: &[RunRecord]) -> Summary {
+    let scenario_records = scenario_cells(all);
+    let records = scenario_records.as_slice();
     let mut order: Vec<(String, String)> = Vec::new();
     let mut by_sm: BTreeMap<(String, String), Vec<&RunRecord>> = BTreeMap::new();
     let mut by_smi: BTreeMap<(String, String, String), Vec<&RunRecord>> = BTreeMap::new();
@@ -285,7 +293,17 @@ pub fn summarize(records: &[RunRecord]) -> Summary {
         continuity: Vec::new(),
         analysis: analysis::Analysis::default(),
         curve: curve::curve(records),
+        transcripts: transcripts::summarize(all),
     }
+}
+
+/// The records of scenario cells (what every section but the transcript one reads).
+pub fn scenario_cells(records: &[RunRecord]) -> Vec<RunRecord> {
+    records
+        .iter()
+        .filter(|r| r.source == crate::record::Source::Scenario)
+        .cloned()
+        .collect()
 }
 
 /// One output format.
@@ -341,10 +359,15 @@ impl Export for RunsCsv {
             "history_tokens",
             "compression_ratio",
             "context_overflow",
+            "source",
+            "needed_value_retention",
+            "user_statement_retention",
+            "next_action_agrees",
         ])
         .map_err(|e| e.to_string())?;
         for r in records {
             let m = &r.metrics;
+            let t = r.transcript.as_ref();
             w.write_record([
                 r.scenario.clone(),
                 r.scale.clone(),
@@ -366,8 +389,22 @@ impl Export for RunsCsv {
                 format!("{:.3}", m.first_action_ms),
                 format!("{:.3}", m.completion_ms),
                 m.history_tokens.to_string(),
-                format!("{:.4}", m.compression_ratio),
+                format!(
+                    "{:.4}",
+                    t.map(|t| t.compression_ratio)
+                        .unwrap_or(m.compression_ratio)
+                ),
                 r.diagnostics.context_overflow.is_some().to_string(),
+                r.source.as_str().to_string(),
+                t.and_then(|t| t.needed_value_retention)
+                    .map(|x| format!("{x:.4}"))
+                    .unwrap_or_default(),
+                t.and_then(|t| t.user_statement_retention)
+                    .map(|x| format!("{x:.4}"))
+                    .unwrap_or_default(),
+                t.and_then(|t| t.next_action_agrees)
+                    .map(|a| a.to_string())
+                    .unwrap_or_default(),
             ])
             .map_err(|e| e.to_string())?;
         }
@@ -528,7 +565,8 @@ pub fn render_dir_with(
             ..Default::default()
         },
     };
-    summary.analysis = analysis::analyse(&records, &opts);
+    let scenario_records = scenario_cells(&records);
+    summary.analysis = analysis::analyse(&scenario_records, &opts);
     let exports: [&dyn Export; 4] = [&RunsCsv, &SummaryCsv, &SummaryJson, &MarkdownReport];
     for e in exports {
         let bytes = redact_bytes(
@@ -539,7 +577,7 @@ pub fn render_dir_with(
         std::fs::write(&p, &bytes)
             .map_err(|source| crate::runner::RunError::Io { path: p, source })?;
     }
-    let plots = render_plots(&records, &summary)
+    let plots = render_plots(&scenario_records, &summary)
         .map_err(|e| crate::runner::RunError::Usage(e.to_string()))?;
     let plot_dir = dir.join("plots");
     for p in &plots {

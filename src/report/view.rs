@@ -47,6 +47,12 @@ pub struct View {
     pub errored: Vec<ErroredView>,
     /// The compaction curve (empty when the run has one scale only).
     pub curve: Vec<CurveView>,
+    /// Transcript cells per strategy × model (empty without any).
+    pub transcripts: Vec<TranscriptView>,
+    /// The same per strategy × model × cut rule.
+    pub transcripts_by_rule: Vec<TranscriptView>,
+    /// What a transcript run read and how it cut (from the manifest).
+    pub transcript_config: Option<String>,
 }
 
 /// One point of the compaction curve, formatted.
@@ -63,6 +69,45 @@ pub struct CurveView {
     pub restore_tokens: String,
     pub compression_ratio: String,
     pub overflow_cells: usize,
+}
+
+/// One strategy × model of the transcript section, formatted.
+#[derive(Debug, Serialize)]
+pub struct TranscriptView {
+    pub strategy: String,
+    pub model: String,
+    pub cut_rule: String,
+    pub cells: usize,
+    pub errored: usize,
+    pub needed_value_retention: String,
+    pub values: String,
+    pub user_statement_retention: String,
+    pub restore_tokens: String,
+    pub compression_ratio: String,
+    /// `rate [low–high] (k/n)`, or `–` offline.
+    pub agreement: String,
+}
+
+fn transcript_view(g: &super::transcripts::TranscriptGroup) -> TranscriptView {
+    let opt = |x: Option<f64>| x.map(|x| format!("{x:.3}")).unwrap_or_else(|| "–".into());
+    TranscriptView {
+        strategy: g.strategy.clone(),
+        model: g.model.clone(),
+        cut_rule: g.cut_rule.clone().unwrap_or_else(|| "all".into()),
+        cells: g.cells,
+        errored: g.errored,
+        needed_value_retention: opt(g.needed_value_retention),
+        values: format!("{} lost of {}", g.values_lost, g.values_needed),
+        user_statement_retention: opt(g.user_statement_retention),
+        restore_tokens: med(&g.restore_tokens),
+        compression_ratio: med(&g.compression_ratio),
+        agreement: match (g.agreement, g.agreement_ci) {
+            (Some(a), Some((lo, hi))) => {
+                format!("{:.2} [{lo:.2}–{hi:.2}] ({}/{})", a.rate, a.successes, a.n)
+            }
+            _ => "–".into(),
+        },
+    }
 }
 
 #[derive(Debug, Serialize)]
@@ -332,6 +377,42 @@ pub fn view(records: &[RunRecord], s: &Summary, manifest: &serde_json::Value) ->
         .filter(|r| r.status == Status::Errored)
         .collect();
     View {
+        transcripts: s
+            .transcripts
+            .iter()
+            .filter(|g| g.cut_rule.is_none())
+            .map(transcript_view)
+            .collect(),
+        transcripts_by_rule: s
+            .transcripts
+            .iter()
+            .filter(|g| g.cut_rule.is_some())
+            .map(transcript_view)
+            .collect(),
+        transcript_config: manifest
+            .get("config")
+            .filter(|c| c.get("transcripts").is_some())
+            .map(|c| {
+                let text = |k: &str| match c.get(k) {
+                    Some(serde_json::Value::String(s)) => s.clone(),
+                    Some(serde_json::Value::Null) | None => "none".into(),
+                    Some(v) => v.to_string(),
+                };
+                let list = |k: &str| {
+                    c.get(k)
+                        .and_then(|v| v.as_array())
+                        .map(|a| a.iter().filter_map(|x| x.as_str()).collect::<Vec<_>>().join(", "))
+                        .unwrap_or_default()
+                };
+                format!(
+                    "Transcripts from `{}`; strategies {}; models {}; cuts per run at most {}; write calls: {}.",
+                    text("transcripts"),
+                    list("strategies"),
+                    list("models"),
+                    text("cuts"),
+                    text("write_rule")
+                )
+            }),
         cells: records.len(),
         ok,
         errored_count: errored.len(),

@@ -127,6 +127,8 @@ fn to_result(r: &CallResult) -> ActionResult {
 
 fn errored(scenario: &str, c: &CellSpec, class: ErrorClass, message: String) -> RunRecord {
     RunRecord {
+        source: crate::record::Source::Scenario,
+        transcript: None,
         error_class: Some(class),
         scenario: scenario.to_string(),
         scale: c.scale.to_string(),
@@ -385,6 +387,8 @@ pub async fn run_cell(shared: &Shared, c: &CellSpec) -> RunRecord {
     metrics.history_tokens = history_tokens;
     metrics.compression_ratio = ratio(handoff.tokens_at_restore, history_tokens);
     RunRecord {
+        source: crate::record::Source::Scenario,
+        transcript: None,
         scenario: s.id.clone(),
         scale: c.scale.to_string(),
         interrupt: c.point.to_string(),
@@ -444,6 +448,8 @@ fn overflow(
         reserve: crate::strategy::CONTEXT_RESERVE,
     });
     RunRecord {
+        source: crate::record::Source::Scenario,
+        transcript: None,
         scenario: s.id.clone(),
         scale: c.scale.to_string(),
         interrupt: c.point.to_string(),

@@ -289,6 +289,12 @@ impl Registry {
         self
     }
 
+    /// The same registry with one more strategy configuration (replacing one of the same id).
+    pub fn with_config(mut self, config: StrategyConfig) -> Registry {
+        self.configs.insert(config.id.clone(), config);
+        self
+    }
+
     /// The built-ins plus every `*.toml` in `dir` (a missing folder means defaults only), and the
     /// templates in `dir/templates/` where present.
     pub fn load(dir: &Path) -> Result<Registry, StrategyError> {

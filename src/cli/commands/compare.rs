@@ -11,8 +11,9 @@ use crate::runner::read_records;
 
 pub fn run(args: &CompareArgs) -> Result<i32, Error> {
     let (base, cand) = (&args.base_dir, &args.cand_dir);
-    let b = read_records(&base.join("results.jsonl"))?;
-    let c = read_records(&cand.join("results.jsonl"))?;
+    // Paired comparisons are over scenario cells (transcript cells carry no scenario metrics).
+    let b = crate::report::scenario_cells(&read_records(&base.join("results.jsonl"))?);
+    let c = crate::report::scenario_cells(&read_records(&cand.join("results.jsonl"))?);
     let metrics: Vec<String> = compare::METRICS.iter().map(|s| s.to_string()).collect();
     let comps = crate::gate::paired_comparisons(&b, &c, &metrics);
     let md = compare::markdown(

@@ -19,6 +19,7 @@ pub mod plugin_schemas;
 pub mod report;
 pub mod run;
 pub mod scenarios;
+pub mod transcripts;
 
 use std::path::Path;
 

@@ -13,7 +13,13 @@ use crate::runner::{Reporter, RunConfig, RunEvent, Status};
 use crate::scenario::volume::Scale;
 
 pub fn run(dir: &Path, args: RunArgs) -> Result<i32, Error> {
+    let transcripts = args.transcripts.clone();
+    let cuts = args.cuts;
+    let write_tools = args.write_tools.clone();
     let cfg = config(dir, args)?;
+    if let Some(dir) = transcripts {
+        return run_transcripts(&cfg, dir, cuts, &write_tools);
+    }
     let plan = crate::runner::plan(&cfg)?;
     for n in &plan.notes {
         eprintln!("note: {n}");
@@ -46,6 +52,56 @@ pub fn run(dir: &Path, args: RunArgs) -> Result<i32, Error> {
         println!(
             "  {} #{}: {} (task success {:.2}, unsafe cells {}, median restore tokens {})",
             r.model, r.rank, r.strategy, r.task_success, r.unsafe_cells, r.median_restore_tokens
+        );
+    }
+    Ok(exit::OK)
+}
+
+/// `run --transcripts DIR`: the transcript cells, then the report.
+fn run_transcripts(
+    cfg: &RunConfig,
+    dir: std::path::PathBuf,
+    cuts: Option<usize>,
+    write_tools: &Option<Vec<String>>,
+) -> Result<i32, Error> {
+    if cfg.resume {
+        return Err(Error::Usage(
+            "--resume does not apply to --transcripts: a transcript run is rewritten whole (its cache makes live reruns cheap)".into(),
+        ));
+    }
+    let opts = crate::transcript::eval::Options {
+        dir,
+        cuts,
+        write_rule: super::transcripts::write_rule(write_tools),
+    };
+    let o = crate::transcript::eval::run(cfg, &opts)?;
+    if !o.skipped_models.is_empty() {
+        eprintln!(
+            "note: {} left out: simulated destinations need a scenario world; transcripts are measured offline",
+            o.skipped_models.join(", ")
+        );
+    }
+    let summary = crate::report::render_dir(&cfg.out)?;
+    println!(
+        "{} runs, {} cuts: {} cells ({} errored); wrote {}",
+        o.runs,
+        o.cuts,
+        o.records,
+        o.errored,
+        cfg.out.join("report.md").display()
+    );
+    for r in summary
+        .transcripts
+        .iter()
+        .filter(|r| r.model == crate::transcript::eval::OFFLINE_MODEL && r.cut_rule.is_none())
+    {
+        println!(
+            "  {}: needed-value retention {}, median restore tokens {}",
+            r.strategy,
+            r.needed_value_retention
+                .map(|x| format!("{x:.3}"))
+                .unwrap_or_else(|| "-".into()),
+            r.restore_tokens.map(|s| s.median).unwrap_or(f64::NAN)
         );
     }
     Ok(exit::OK)

@@ -35,7 +35,8 @@ pub fn tool_definitions(scenario: &Scenario, handoff: &Handoff) -> Vec<Value> {
     tools
 }
 
-fn wire_message(m: &Message) -> Value {
+/// A handoff message on the wire (chat-completions form).
+pub fn wire_message(m: &Message) -> Value {
     match (m.role, &m.tool_call) {
         (Role::Assistant, Some(tc)) => json!({"role": "assistant", "content": null,
             "tool_calls": [{"id": tc.id, "type": "function", "function": {"name": tc.name, "arguments": tc.arguments}}]}),

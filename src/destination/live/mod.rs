@@ -16,7 +16,7 @@ mod client;
 mod config;
 
 pub use crate::record::{CellError, ErrorClass, LiveStats};
-pub use agent::{LiveAgent, NUDGE, tool_definitions};
+pub use agent::{LiveAgent, NUDGE, tool_definitions, wire_message};
 pub use cache::{Cache, canonical};
 pub use client::LiveClient;
 pub use config::ModelConfig;
