@@ -20,6 +20,33 @@ pub fn normalize(text: &str) -> String {
             out.extend(ch.to_lowercase());
         }
     }
+    if out.contains("sha256:") {
+        drop_digests(&out)
+    } else {
+        out
+    }
+}
+
+/// `sha256:` and 64 hex digits become `sha256:…`: a checksum carries no fact and no value, but
+/// its digits would match a detector (`7500`) or a number by chance.
+fn drop_digests(s: &str) -> String {
+    let mut out = String::with_capacity(s.len());
+    let mut rest = s;
+    while let Some(i) = rest.find("sha256:") {
+        let after = &rest[i + 7..];
+        let hex = after
+            .char_indices()
+            .take_while(|(_, c)| c.is_ascii_hexdigit())
+            .count();
+        out.push_str(&rest[..i + 7]);
+        if hex >= 64 {
+            out.push('…');
+            rest = &after[hex..];
+        } else {
+            rest = after;
+        }
+    }
+    out.push_str(rest);
     out
 }
 

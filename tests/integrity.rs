@@ -36,6 +36,8 @@ fn one_scenario() -> PathBuf {
 fn small_run(out: &Path, reps: u32) -> Vec<String> {
     [
         "run",
+        "--scale",
+        "base",
         "--interrupts",
         "uncertain_side_effect,after_exploration",
         "--strategies",
@@ -74,6 +76,7 @@ fn a_panicking_cell_is_an_errored_record_and_every_later_cell_is_written() {
         out: out.clone(),
         model_defs: [("local".to_string(), local.clone())].into_iter().collect(),
         no_cache: true,
+        scales: vec![compaction_eval::scenario::volume::Scale::Base],
         ..RunConfig::default()
     };
     let mut plan = runner::plan(&cfg).expect("plan");
@@ -142,7 +145,7 @@ fn durations_and_ranges_are_checked_at_load_naming_the_key() {
         )
         .expect("config");
         cli()
-            .args(["run", "--models", "m", "--config"])
+            .args(["run", "--scale", "base", "--models", "m", "--config"])
             .arg(&config)
             .arg("--out")
             .arg(dir.join("out"))
@@ -160,7 +163,7 @@ fn durations_and_ranges_are_checked_at_load_naming_the_key() {
     )
     .expect("strategy");
     cli()
-        .args(["run", "--strategy-dir"])
+        .args(["run", "--scale", "base", "--strategy-dir"])
         .arg(&strategies)
         .assert()
         .code(2)
@@ -171,7 +174,7 @@ fn durations_and_ranges_are_checked_at_load_naming_the_key() {
         ("--step-budget", "step_budget"),
     ] {
         cli()
-            .args(["run", flag, "0"])
+            .args(["run", "--scale", "base", flag, "0"])
             .assert()
             .code(2)
             .stderr(predicate::str::contains(format!(
@@ -274,6 +277,8 @@ fn kill_9_at_random_moments_then_resume_loses_and_duplicates_no_cell() {
         "--scenario-dir".to_string(),
         one_scenario().display().to_string(),
         "run".into(),
+        "--scale".into(),
+        "base".into(),
         "--strategies".into(),
         "none,A,B,C".into(),
         "--models".into(),
@@ -335,6 +340,7 @@ fn an_all_errored_strategy_ranks_last_and_is_marked() {
         reps: 1,
         strategy_dir: dir.clone(),
         out: out.clone(),
+        scales: vec![compaction_eval::scenario::volume::Scale::Base],
         ..RunConfig::default()
     };
     let plan = runner::plan(&cfg).expect("plan");
@@ -368,7 +374,7 @@ fn two_scenario_files_with_one_id_are_an_error_naming_both() {
     cli()
         .arg("--scenario-dir")
         .arg(&dir)
-        .args(["run", "--out"])
+        .args(["run", "--scale", "base", "--out"])
         .arg(dir.join("out"))
         .assert()
         .code(2)
@@ -386,6 +392,8 @@ fn limit_1_with_a_huge_reps_allocates_nothing_big() {
         .arg(one_scenario())
         .args([
             "run",
+            "--scale",
+            "base",
             "--strategies",
             "C",
             "--reps",
@@ -592,7 +600,7 @@ fn three_shards_merged_equal_the_unsharded_run() {
         .code(2)
         .stderr(predicate::str::contains("differing keys: config.seed\n"));
     cli()
-        .args(["run", "--shard", "4/3"])
+        .args(["run", "--scale", "base", "--shard", "4/3"])
         .assert()
         .code(2)
         .stderr(predicate::str::contains("`shard` must be K/N"));

@@ -31,6 +31,7 @@ fn base_cfg(out: &Path) -> RunConfig {
         reps: 1,
         attention: 0.0,
         out: out.to_path_buf(),
+        scales: vec![compaction_eval::scenario::volume::Scale::Base],
         ..RunConfig::default()
     }
 }

@@ -145,7 +145,7 @@ fn hostile(no_namespaces: bool) {
     let mut run = cli();
     with_keys(&mut run);
     let assert = run
-        .args(["run", "--config"])
+        .args(["run", "--scale", "base", "--config"])
         .arg(&config)
         .args([
             "--scenarios",

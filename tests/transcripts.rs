@@ -241,6 +241,7 @@ fn offline_config(out: &Path, strategies: &[&str]) -> RunConfig {
         out: out.to_path_buf(),
         strategy_dir: Path::new(env!("CARGO_MANIFEST_DIR")).join("strategies"),
         no_cache: true,
+        scales: vec![compaction_eval::scenario::volume::Scale::Base],
         ..RunConfig::default()
     }
 }
@@ -596,6 +597,7 @@ fn next_action_agreement_runs_end_to_end_against_a_local_server() {
         out: out.clone(),
         cache_dir: Some(d.join("cache")),
         strategy_dir: strategies,
+        scales: vec![compaction_eval::scenario::volume::Scale::Base],
         ..RunConfig::default()
     };
     let opts = eval::Options {

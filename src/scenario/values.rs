@@ -143,32 +143,11 @@ fn walk(
     }
 }
 
-/// The form of a text that [`visible`] searches: normalised, thousands separators dropped, and
-/// SHA-256 digests (`sha256:` and 64 hex digits) reduced to `sha256:…` — a checksum is not a
-/// place an agent reads an id or an amount from.
+/// The form of a text that [`visible`] searches: normalised (SHA-256 digests reduced to
+/// `sha256:…` — a checksum is not a place an agent reads an id or an amount from), thousands
+/// separators dropped.
 pub fn seen_text(text: &str) -> String {
-    drop_digests(&fold_digits(&normalize(text)))
-}
-
-fn drop_digests(s: &str) -> String {
-    let mut out = String::with_capacity(s.len());
-    let mut rest = s;
-    while let Some(i) = rest.find("sha256:") {
-        let after = &rest[i + 7..];
-        let hex = after
-            .char_indices()
-            .take_while(|(_, c)| c.is_ascii_hexdigit())
-            .count();
-        out.push_str(&rest[..i + 7]);
-        if hex >= 64 {
-            out.push('…');
-            rest = &after[hex..];
-        } else {
-            rest = after;
-        }
-    }
-    out.push_str(rest);
-    out
+    fold_digits(&normalize(text))
 }
 
 fn fold_digits(s: &str) -> String {
