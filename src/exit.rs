@@ -6,7 +6,8 @@
 //! A leaf: `gate` (`gate::exit`) and `envelope::inspect` (`EXIT_*`) re-export these constants
 //! rather than defining their own.
 
-/// Success: the command did what was asked (`scenarios`, `run`, `bench`, `compare`, `report`,
+/// Success: the command did what was asked (`scenarios`, `run` with no more errored cells than
+/// allowed, `bench`, `compare`, `report`,
 /// `audit`, `handoff`, `plugin-schemas`, `plugin-input`, `cache`; `scenarios validate` and
 /// `check-handoff` when nothing is wrong).
 pub const OK: i32 = 0;
@@ -38,6 +39,16 @@ pub mod inspect {
     pub const BLOCKED_ON_RECONCILIATION: i32 = 3;
     /// `continuity_validation_failed`: the envelope, summary or current state does not check out.
     pub const CONTINUITY_VALIDATION_FAILED: i32 = 4;
+}
+
+/// Exit codes of `run` besides [`OK`] and [`USAGE`].
+pub mod run {
+    /// More cells errored than `--max-errored-fraction` allows (default 0: any errored cell).
+    /// The run folder and its reports are complete; the errored cells are listed in `report.md`.
+    pub const TOO_MANY_ERRORED: i32 = 5;
+    /// A live model failed its probe before the first cell (its key variable is not set, its
+    /// base URL does not answer, or it refuses the key): no cell ran.
+    pub const PREFLIGHT_FAILED: i32 = 6;
 }
 
 #[cfg(test)]
@@ -78,5 +89,10 @@ mod tests {
         ] {
             assert!(![OK, FAILED, USAGE].contains(&c));
         }
+        let run = [run::TOO_MANY_ERRORED, run::PREFLIGHT_FAILED];
+        for c in run {
+            assert!(![OK, FAILED, USAGE].contains(&c));
+        }
+        assert_ne!(run[0], run[1]);
     }
 }

@@ -109,6 +109,15 @@ pub struct RunArgs {
     #[arg(long, requires = "resume")]
     #[serde(default)]
     pub rerun_errored: bool,
+    /// Exit with code 5 when more than this fraction of the run's cells errored [default: 0:
+    /// any errored cell].
+    #[arg(long)]
+    pub max_errored_fraction: Option<f64>,
+    /// Do not probe the live models before the first cell (for a rerun answered from the cache
+    /// while the server is down).
+    #[arg(long)]
+    #[serde(default)]
+    pub no_probe: bool,
     /// Live models (`[model.NAME]` tables of the configuration file).
     #[arg(skip)]
     #[serde(default)]
@@ -136,6 +145,8 @@ impl RunArgs {
             cache_dir: self.cache_dir.or(file.cache_dir),
             no_cache: self.no_cache || file.no_cache,
             rerun_errored: self.rerun_errored || file.rerun_errored,
+            max_errored_fraction: self.max_errored_fraction.or(file.max_errored_fraction),
+            no_probe: self.no_probe || file.no_probe,
             model: file.model,
         }
     }

@@ -1,33 +1,79 @@
 //! `run`: the benchmark matrix, with a progress bar on stderr and the top of the ranking on stdout.
 //!
 //! Owns: merging `--config` with the flags, checking the values the flags allow but the run does
-//! not, and the progress display. Must not: plan, run or score cells, or render the report
-//! ([`crate::runner`] and [`crate::report`] do).
+//! not, the progress display (a consumer of the runner's events), the errored-fraction exit code,
+//! and printing that survives a closed stdout (`| head`). Must not: plan, run or score cells, or
+//! render the report ([`crate::runner`] and [`crate::report`] do).
 
+use std::io::Write;
 use std::path::Path;
 
 use crate::cli::args::RunArgs;
 use crate::error::Error;
 use crate::exit;
-use crate::runner::{Reporter, RunConfig, RunEvent, Status};
+use crate::runner::{Counts, Reporter, RunConfig, RunEvent};
+
+/// A line on stdout; a closed stdout (the reader went away, as `head` does) is not an error.
+fn say(line: &str) {
+    let mut out = std::io::stdout().lock();
+    let _ = writeln!(out, "{line}").and_then(|_| out.flush());
+}
 
 pub fn run(dir: &Path, args: RunArgs) -> Result<i32, Error> {
+    let max_errored = args.max_errored_fraction.unwrap_or(0.0);
+    if !(0.0..=1.0).contains(&max_errored) || max_errored.is_nan() {
+        return Err(Error::Usage(format!(
+            "--max-errored-fraction must be between 0 and 1 (got {max_errored})"
+        )));
+    }
     let cfg = config(dir, args)?;
     let plan = crate::runner::plan(&cfg)?;
+    for m in &plan.live_models {
+        eprintln!(
+            "live model {}: {} ({}), at most {} requests in flight, max_tokens {}, request timeout {} s, cell budget {} s / {} requests",
+            m.name,
+            m.display_url(),
+            m.model,
+            m.max_concurrency,
+            m.max_tokens_sent(),
+            m.request_timeout_s,
+            m.cell_timeout_s,
+            m.max_requests_per_cell
+        );
+    }
     crate::runner::write_manifest(&cfg, &plan)?;
     let mut progress = Progress::new();
     let written = crate::runner::execute(&cfg, &plan, &mut progress)?;
     let summary = crate::report::render_dir(&cfg.out)?;
-    println!(
+    let records = crate::runner::read_records(&cfg.out.join("results.jsonl"))?;
+    let errored = records
+        .iter()
+        .filter(|r| r.status == crate::runner::Status::Errored)
+        .count();
+    say(&format!(
         "{written} cells run ({} errored); wrote {}",
-        progress.errored,
+        progress.counts.errored,
         cfg.out.join("report.md").display()
-    );
+    ));
     for r in summary.ranking.iter().filter(|r| r.rank <= 3) {
-        println!(
+        say(&format!(
             "  {} #{}: {} (task success {:.2}, unsafe cells {}, median restore tokens {})",
             r.model, r.rank, r.strategy, r.task_success, r.unsafe_cells, r.median_restore_tokens
+        ));
+    }
+    let fraction = if records.is_empty() {
+        0.0
+    } else {
+        errored as f64 / records.len() as f64
+    };
+    if fraction > max_errored {
+        eprintln!(
+            "error: {errored} of {} cells errored ({:.1}%), more than --max-errored-fraction {max_errored} allows; see \"Errored cells\" in {}",
+            records.len(),
+            fraction * 100.0,
+            cfg.out.join("report.md").display()
         );
+        return Ok(exit::run::TOO_MANY_ERRORED);
     }
     Ok(exit::OK)
 }
@@ -64,6 +110,7 @@ fn config(dir: &Path, a: RunArgs) -> Result<RunConfig, Error> {
         cache_dir: a.cache_dir,
         no_cache: a.no_cache,
         rerun_errored: a.rerun_errored,
+        probe: !a.no_probe,
     };
     if !(0.0..=10.0).contains(&cfg.attention) {
         return Err(Error::Usage("attention must be between 0 and 10".into()));
@@ -73,15 +120,31 @@ fn config(dir: &Path, a: RunArgs) -> Result<RunConfig, Error> {
             "reps, concurrency and step_budget must be at least 1".into(),
         ));
     }
+    for (name, m) in &cfg.model_defs {
+        let bad =
+            |field: &str, why: &str| Err(Error::Usage(format!("[model.{name}] {field}: {why}")));
+        if !(m.request_timeout_s > 0.0 && m.request_timeout_s.is_finite()) {
+            return bad("request_timeout_s", "must be a positive number of seconds");
+        }
+        if !(m.cell_timeout_s > 0.0 && m.cell_timeout_s.is_finite()) {
+            return bad("cell_timeout_s", "must be a positive number of seconds");
+        }
+        if m.max_requests_per_cell == 0 {
+            return bad("max_requests_per_cell", "must be at least 1");
+        }
+        if m.max_tokens == Some(0) {
+            return bad("max_tokens", "must be at least 1");
+        }
+    }
     Ok(cfg)
 }
 
-/// The progress bar on stderr, with counts of errored cells, retries and cache hits.
+/// The progress bar on stderr: finished cells (whatever their order) against the total, with the
+/// cells in flight, the requests retrying now, the retries so far and the errored cells. It only
+/// consumes the runner's events.
 struct Progress {
     bar: indicatif::ProgressBar,
-    errored: usize,
-    retries: u64,
-    cache_hits: u64,
+    counts: Counts,
 }
 
 impl Progress {
@@ -89,16 +152,23 @@ impl Progress {
         let bar = indicatif::ProgressBar::new(0);
         bar.set_style(
             indicatif::ProgressStyle::with_template(
-                "{bar:40} {pos}/{len} cells · {msg} · ETA {eta}",
+                "{bar:40} {pos}/{len} cells finished · {msg} · ETA {eta}",
             )
             .unwrap_or_else(|_| indicatif::ProgressStyle::default_bar()),
         );
         Progress {
             bar,
-            errored: 0,
-            retries: 0,
-            cache_hits: 0,
+            counts: Counts::default(),
         }
+    }
+
+    fn show(&mut self, counts: Counts) {
+        self.counts = counts;
+        self.bar.set_position(counts.finished as u64);
+        self.bar.set_message(format!(
+            "{} in flight · {} retrying · {} retries · {} errored",
+            counts.in_flight, counts.retrying, counts.retries, counts.errored
+        ));
     }
 }
 
@@ -111,23 +181,14 @@ impl Reporter for Progress {
                     eprintln!("resuming: {skipped} cells already done");
                 }
             }
-            RunEvent::CellDone { record, .. } => {
-                if record.status == Status::Errored {
-                    self.errored += 1;
-                }
-                if let Some(l) = &record.diagnostics.live {
-                    self.retries += l.retries as u64;
-                    self.cache_hits += l.cache_hits as u64;
-                    self.bar.set_message(format!(
-                        "{} errored · {} retries · {} cache hits",
-                        self.errored, self.retries, self.cache_hits
-                    ));
-                } else {
-                    self.bar.set_message(format!("{} errored", self.errored));
-                }
-                self.bar.inc(1);
+            RunEvent::CellStarted { counts, .. } | RunEvent::Retrying { counts, .. } => {
+                self.show(counts)
             }
-            RunEvent::Finished { .. } => self.bar.finish_and_clear(),
+            RunEvent::CellFinished { counts, .. } => self.show(counts),
+            RunEvent::RunFinished { counts, .. } => {
+                self.show(counts);
+                self.bar.finish_and_clear();
+            }
         }
     }
 }
