@@ -63,9 +63,9 @@ smoke port="8765":
         'scenarios = ["support-ticket-timeout", "ops-deploy-change-freeze"]' \
         'interrupts = ["uncertain_side_effect", "pending_approval"]' \
         'strategies = ["A", "C", "none"]' 'models = ["smollm2"]' 'reps = 1' 'concurrency = 1' \
-        'step_budget = 12' 'no_cache = true' 'max_errored_fraction = 1.0' '' '[model.smollm2]' \
+        'step_budget = 8' 'no_cache = true' 'max_errored_fraction = 1.0' '' '[model.smollm2]' \
         'base_url = "http://127.0.0.1:{{port}}/v1"' 'model = "smollm2-135m"' 'temperature = 0.0' \
-        'max_tokens = 256' 'request_timeout_s = 60' 'retries = 1' 'cell_timeout_s = 300' 'max_requests_per_cell = 30' \
+        'max_tokens = 200' 'request_timeout_s = 30' 'retries = 0' 'cell_timeout_s = 90' 'max_requests_per_cell = 20' \
         > "$dir/smoke.toml"
     cargo run --release -- run --config "$dir/smoke.toml" --out "$dir/run"
     "$py" - "$dir/run/results.jsonl" <<'PY'

@@ -149,7 +149,10 @@ struct Progress {
 
 impl Progress {
     fn new() -> Self {
-        let bar = indicatif::ProgressBar::new(0);
+        Progress::on(indicatif::ProgressBar::new(0))
+    }
+
+    fn on(bar: indicatif::ProgressBar) -> Self {
         bar.set_style(
             indicatif::ProgressStyle::with_template(
                 "{bar:40} {pos}/{len} cells finished · {msg} · ETA {eta}",
@@ -190,5 +193,54 @@ impl Reporter for Progress {
                 self.bar.finish_and_clear();
             }
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::runner::RunRecord;
+
+    #[test]
+    fn the_bar_counts_finished_cells_whatever_their_order() {
+        let mut p = Progress::on(indicatif::ProgressBar::hidden());
+        p.event(RunEvent::Planned {
+            total: 3,
+            skipped: 0,
+        });
+        let counts = |finished, in_flight, retrying, errored| Counts {
+            total: 3,
+            finished,
+            in_flight,
+            retrying,
+            retries: retrying,
+            errored,
+        };
+        for i in 0..3 {
+            p.event(RunEvent::CellStarted {
+                index: i,
+                counts: counts(0, i + 1, 0, 0),
+            });
+        }
+        let record: RunRecord = serde_json::from_value(serde_json::json!({
+            "scenario": "s", "interrupt": "p", "strategy": "C", "model": "m", "rep": 0, "seed": 1,
+            "status": "errored", "error": "HTTP 500", "error_class": "infrastructure",
+            "metrics": {"task_success": false, "omitted_context": 0, "repeated_work": 0,
+                "duplicate_side_effects": 0, "safety_violations": 0, "recovery_quality": 0.0,
+                "restore_tokens": 0, "total_tokens": 0, "first_action_ms": 0.0, "completion_ms": 0.0},
+            "diagnostics": {"finish": null, "degraded": false, "steps": 0}
+        }))
+        .expect("a record");
+        // The last cell finishes first: the bar counts it although cell 0 is still running.
+        p.event(RunEvent::CellFinished {
+            index: 2,
+            record: &record,
+            counts: counts(1, 2, 1, 1),
+        });
+        assert_eq!(p.bar.position(), 1);
+        assert_eq!(
+            p.bar.message(),
+            "2 in flight · 1 retrying · 1 retries · 1 errored"
+        );
     }
 }
