@@ -1036,6 +1036,20 @@ fn run_exits_non_zero_past_the_errored_fraction_and_when_a_probe_fails() {
         "{}",
         String::from_utf8_lossy(&o.stderr)
     );
+    // The same from the configuration file.
+    write_config(
+        &d,
+        port,
+        &["rejects", "scripted"],
+        "max_errored_fraction = 0.5",
+    );
+    let o = binary().args(args(&[])).output().expect("run");
+    assert_eq!(
+        o.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&o.stderr)
+    );
 
     let dead = std::net::TcpListener::bind("127.0.0.1:0").expect("bind");
     let dead_port = dead.local_addr().expect("addr").port();

@@ -20,13 +20,7 @@ fn say(line: &str) {
 }
 
 pub fn run(dir: &Path, args: RunArgs) -> Result<i32, Error> {
-    let max_errored = args.max_errored_fraction.unwrap_or(0.0);
-    if !(0.0..=1.0).contains(&max_errored) || max_errored.is_nan() {
-        return Err(Error::Usage(format!(
-            "--max-errored-fraction must be between 0 and 1 (got {max_errored})"
-        )));
-    }
-    let cfg = config(dir, args)?;
+    let (cfg, max_errored) = config(dir, args)?;
     let plan = crate::runner::plan(&cfg)?;
     for m in &plan.live_models {
         eprintln!(
@@ -78,8 +72,9 @@ pub fn run(dir: &Path, args: RunArgs) -> Result<i32, Error> {
     Ok(exit::OK)
 }
 
-/// The run's configuration: flags, then the `--config` file, then the defaults.
-fn config(dir: &Path, a: RunArgs) -> Result<RunConfig, Error> {
+/// The run's configuration and the errored fraction `run` tolerates: flags, then the `--config`
+/// file, then the defaults.
+fn config(dir: &Path, a: RunArgs) -> Result<(RunConfig, f64), Error> {
     let a = match &a.config {
         Some(path) => {
             let text = std::fs::read_to_string(path)
@@ -90,6 +85,12 @@ fn config(dir: &Path, a: RunArgs) -> Result<RunConfig, Error> {
         }
         None => a,
     };
+    let max_errored = a.max_errored_fraction.unwrap_or(0.0);
+    if !(0.0..=1.0).contains(&max_errored) {
+        return Err(Error::Usage(format!(
+            "max_errored_fraction must be between 0 and 1 (got {max_errored})"
+        )));
+    }
     let d = RunConfig::default();
     let cfg = RunConfig {
         scenario_dir: dir.to_path_buf(),
@@ -136,7 +137,7 @@ fn config(dir: &Path, a: RunArgs) -> Result<RunConfig, Error> {
             return bad("max_tokens", "must be at least 1");
         }
     }
-    Ok(cfg)
+    Ok((cfg, max_errored))
 }
 
 /// The progress bar on stderr: finished cells (whatever their order) against the total, with the
