@@ -54,7 +54,8 @@ smoke port="8765":
     nice "$py" -m llama_cpp.server --model "$dir/model.gguf" --model_alias smollm2-135m --host 127.0.0.1 \
         --port {{port}} --n_ctx 8192 --n_threads 2 --chat_format chatml-function-calling > "$dir/server.log" 2>&1 &
     server=$!
-    trap 'kill $server 2>/dev/null || true' EXIT
+    # uvicorn waits for a generation still running (an abandoned request): give it 3 s, then kill it.
+    trap 'kill $server 2>/dev/null; sleep 3; kill -9 $server 2>/dev/null || true' EXIT
     for _ in $(seq 1 120); do
         "$py" -c 'import urllib.request, sys; urllib.request.urlopen(sys.argv[1], timeout=1)' "http://127.0.0.1:{{port}}/v1/models" 2>/dev/null && break
         sleep 1
