@@ -43,6 +43,7 @@ impl Error {
     pub fn exit_code(&self) -> i32 {
         match self {
             Error::Scenario(ScenarioError::Invalid { .. }) => exit::FAILED,
+            Error::Run(crate::runner::RunError::Preflight(_)) => exit::run::PREFLIGHT_FAILED,
             _ => exit::USAGE,
         }
     }

@@ -6,7 +6,8 @@
 //! A leaf: `gate` (`gate::exit`) and `envelope::inspect` (`EXIT_*`) re-export these constants
 //! rather than defining their own.
 
-/// Success: the command did what was asked (`scenarios`, `run`, `bench`, `compare`, `report`,
+/// Success: the command did what was asked (`scenarios`, `run` with no more errored cells than
+/// allowed, `bench`, `compare`, `report`,
 /// `audit`, `handoff`, `plugin-schemas`, `plugin-input`, `cache`; `scenarios validate` and
 /// `check-handoff` when nothing is wrong).
 pub const OK: i32 = 0;
@@ -45,6 +46,12 @@ pub mod run {
     /// `results.jsonl` holds fewer records than the run's matrix has cells: cells were lost
     /// (run again with `--resume`).
     pub const INCOMPLETE: i32 = 5;
+    /// More cells errored than `--max-errored-fraction` allows (default 0: any errored cell).
+    /// The run folder and its reports are complete; the errored cells are listed in `report.md`.
+    pub const TOO_MANY_ERRORED: i32 = 6;
+    /// A live model failed its probe before the first cell (its key variable is not set, its
+    /// base URL does not answer, or it refuses the key): no cell ran.
+    pub const PREFLIGHT_FAILED: i32 = 7;
 }
 
 #[cfg(test)]
@@ -86,5 +93,10 @@ mod tests {
         ] {
             assert!(![OK, FAILED, USAGE].contains(&c));
         }
+        let run = [run::TOO_MANY_ERRORED, run::PREFLIGHT_FAILED];
+        for c in run {
+            assert!(![OK, FAILED, USAGE].contains(&c));
+        }
+        assert_ne!(run[0], run[1]);
     }
 }

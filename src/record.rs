@@ -87,7 +87,8 @@ pub struct RunRecord {
     pub status: Status,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub error: Option<String>,
-    /// For errored cells: `infrastructure`, `model_output` or `harness`.
+    /// For errored cells: `infrastructure`, `request_rejected`, `context_length`, `model_output`,
+    /// `budget`, `harness` or `plugin` ([`ErrorClass`]).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub error_class: Option<ErrorClass>,
     pub metrics: Metrics,
@@ -621,17 +622,52 @@ impl FromStr for RuleBreak {
 as_string!(RuleBreak);
 
 /// Which side a failure is on (the `error_class` of an errored cell).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum ErrorClass {
     /// The endpoint could not be reached or kept failing (timeouts, 429, 5xx, refused).
     Infrastructure,
     /// The endpoint answered with something that is not a usable completion.
     ModelOutput,
-    /// The harness or its configuration is at fault (missing key variable, bad URL).
+    /// The harness or its configuration is at fault (missing key variable, bad URL, a key the
+    /// endpoint refuses).
     Harness,
     /// A plug-in compactor failed (exit status, time or output limit, invalid answer).
     Plugin,
+    /// The endpoint rejected the request as malformed (HTTP 400/422, or a validation error under
+    /// another status): not transient, never retried.
+    RequestRejected,
+    /// The endpoint rejected the request because it does not fit the model's context window.
+    ContextLength,
+    /// The cell hit a harness bound before it could finish: its wall-clock budget or its request
+    /// cap (`cell_timeout_s`, `max_requests_per_cell`).
+    Budget,
+}
+
+impl ErrorClass {
+    /// Every class, in the order reports list them.
+    pub const ALL: [ErrorClass; 7] = [
+        ErrorClass::Infrastructure,
+        ErrorClass::RequestRejected,
+        ErrorClass::ContextLength,
+        ErrorClass::ModelOutput,
+        ErrorClass::Budget,
+        ErrorClass::Harness,
+        ErrorClass::Plugin,
+    ];
+
+    /// The name written in records (`infrastructure`, `request_rejected`, …).
+    pub fn as_str(self) -> &'static str {
+        match self {
+            ErrorClass::Infrastructure => "infrastructure",
+            ErrorClass::ModelOutput => "model_output",
+            ErrorClass::Harness => "harness",
+            ErrorClass::Plugin => "plugin",
+            ErrorClass::RequestRejected => "request_rejected",
+            ErrorClass::ContextLength => "context_length",
+            ErrorClass::Budget => "budget",
+        }
+    }
 }
 
 /// Why a cell could not be scored: the class and a message for the reader.
@@ -661,10 +697,49 @@ pub struct LiveStats {
     pub reported_model: Option<String>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub system_fingerprint: Option<String>,
-    /// Wall time of the live calls (original latency for cache hits), ms.
+    /// HTTP requests sent (first attempts and retries; cache hits send none).
+    #[serde(default)]
+    pub requests: u32,
+    /// Summed latency of this run's HTTP calls, ms (the cell's wall time is
+    /// `metrics.completion_ms`, which adds backoff, queueing and the harness's own work).
     pub latency_ms: f64,
+    /// The latency the first run measured for the calls answered from the cache, ms.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub cache_latency_ms: f64,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub cost_usd: Option<f64>,
+}
+
+fn is_zero(x: &f64) -> bool {
+    *x == 0.0
+}
+
+impl LiveStats {
+    /// Whether any call of the cell was answered from the response cache: its timings are not
+    /// this run's, so latency medians leave it out.
+    pub fn from_cache(&self) -> bool {
+        self.cache_hits > 0
+    }
+
+    /// Adds another set of counters (a cell's destination and summariser, or a model's cells).
+    pub fn add(&mut self, o: &LiveStats) {
+        self.calls += o.calls;
+        self.cache_hits += o.cache_hits;
+        self.retries += o.retries;
+        self.requests += o.requests;
+        self.input_tokens += o.input_tokens;
+        self.output_tokens += o.output_tokens;
+        self.cached_input_tokens += o.cached_input_tokens;
+        self.estimated_tokens += o.estimated_tokens;
+        self.malformed_tool_calls += o.malformed_tool_calls;
+        self.unknown_tools += o.unknown_tools;
+        self.text_only_turns += o.text_only_turns;
+        self.latency_ms += o.latency_ms;
+        self.cache_latency_ms += o.cache_latency_ms;
+        if let Some(c) = o.cost_usd {
+            self.cost_usd = Some(self.cost_usd.unwrap_or(0.0) + c);
+        }
+    }
 }
 
 /// A `results.jsonl` that cannot be read.

@@ -39,6 +39,7 @@ fn outcome(at: &RestorePoint, text: &str) -> (bool, f64) {
             }
             Action::Retrieve { resource } => world.retrieve(Phase::Continuation, &resource),
             Action::AskUser { .. } => continue,
+            Action::OutOfSteps => break,
             Action::Finish { status, .. } => {
                 finish = Some(status);
                 break;

@@ -138,7 +138,7 @@ fn drive(agent: &mut SimAgent, state: &RestorePoint) -> Vec<compaction_eval::wor
             }
             Action::Retrieve { resource } => world.retrieve(Phase::Continuation, &resource),
             Action::AskUser { .. } => continue,
-            Action::Finish { .. } => break,
+            Action::Finish { .. } | Action::OutOfSteps => break,
         };
         last = Some(ActionResult {
             text: r.text(),

@@ -24,6 +24,7 @@ fn drive(agent: &mut SimAgent, state: &RestorePoint) -> (World, Option<FinishSta
                 world.request_approval(Phase::Continuation, &approval_id)
             }
             Action::Retrieve { resource } => world.retrieve(Phase::Continuation, &resource),
+            Action::OutOfSteps => break,
             Action::AskUser { question } => {
                 last = Some(ActionResult {
                     text: state.scenario.user.answer(&question).to_string(),

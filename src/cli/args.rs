@@ -141,6 +141,15 @@ pub struct RunArgs {
     /// With --transcripts: comma-separated tools whose calls are writes (default: the verb rule).
     #[arg(long, value_delimiter = ',')]
     pub write_tools: Option<Vec<String>>,
+    /// Exit with code 6 when more than this fraction of the run's cells errored [default: 0:
+    /// any errored cell].
+    #[arg(long)]
+    pub max_errored_fraction: Option<f64>,
+    /// Do not probe the live models before the first cell (for a rerun answered from the cache
+    /// while the server is down).
+    #[arg(long)]
+    #[serde(default)]
+    pub no_probe: bool,
     /// Live models (`[model.NAME]` tables of the configuration file).
     #[arg(skip)]
     #[serde(default)]
@@ -174,6 +183,8 @@ impl RunArgs {
             transcripts: self.transcripts.or(file.transcripts),
             cuts: self.cuts.or(file.cuts),
             write_tools: self.write_tools.or(file.write_tools),
+            max_errored_fraction: self.max_errored_fraction.or(file.max_errored_fraction),
+            no_probe: self.no_probe || file.no_probe,
             model: file.model,
         }
     }

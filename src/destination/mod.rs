@@ -43,6 +43,9 @@ pub enum Action {
         report: String,
         degraded: bool,
     },
+    /// No action: the step budget is spent (a live model's malformed or unknown tool calls and
+    /// text-only turns count against it too). The continuation ends as a step-budget exhaustion.
+    OutOfSteps,
 }
 
 /// What the runner tells a destination after an action.
@@ -64,10 +67,16 @@ pub trait Destination: Send {
     /// The next action, given the result of the previous one (`None` on the first turn).
     fn next_action<'a>(&'a mut self, last: Option<&'a ActionResult>) -> ActionFuture<'a>;
 
-    /// Time so far, ms: wall time for simulated destinations; for live ones the summed latency of
-    /// the model calls, with cache hits counting their original latency (so a cached rerun
-    /// reports the latency that was measured).
+    /// Time so far, ms: the cell's wall time since `started` (for live destinations this
+    /// includes retries, backoff and queueing; their summed call latency is in
+    /// `diagnostics.live.latency_ms`).
     fn clock_ms(&self, started: &Instant) -> f64;
+
+    /// Steps spent on turns that gave no action (a live model's malformed or unknown tool calls
+    /// and text-only answers): they count against the step budget like actions.
+    fn steps_without_action(&self) -> u32 {
+        0
+    }
 
     /// What the destination reports once the cell ends.
     fn report(&mut self) -> DestinationReport;

@@ -45,7 +45,79 @@ pub struct Group {
     pub recovery_quality: Option<Spread>,
     pub restore_tokens: Option<Spread>,
     pub total_tokens: Option<Spread>,
+    /// Wall time of the ok cells that made all their calls this run (cells answered from the
+    /// response cache are left out: their time is not a measurement).
     pub completion_ms: Option<Spread>,
+    /// Live destinations: the group's calls, retries, tokens and cost, errored cells included.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub live: Option<LiveTotals>,
+}
+
+/// What the live cells of a group (or a model) spent, errored cells included.
+#[derive(Debug, Clone, Default, Serialize)]
+pub struct LiveTotals {
+    /// Cells with live diagnostics.
+    pub cells: usize,
+    pub errored: usize,
+    /// Errored cells by class (`infrastructure`, `request_rejected`, …), classes with none left out.
+    pub errored_by_class: BTreeMap<String, usize>,
+    /// Cells with a call answered from the response cache.
+    pub cached_cells: usize,
+    pub stats: crate::record::LiveStats,
+}
+
+impl LiveTotals {
+    /// The live totals of `records` (`None` when none is a live cell).
+    pub fn of<'a>(records: impl IntoIterator<Item = &'a RunRecord>) -> Option<LiveTotals> {
+        let mut t = LiveTotals::default();
+        for r in records {
+            let Some(l) = &r.diagnostics.live else {
+                continue;
+            };
+            t.cells += 1;
+            if r.status == Status::Errored {
+                t.errored += 1;
+                if let Some(c) = r.error_class {
+                    *t.errored_by_class
+                        .entry(c.as_str().to_string())
+                        .or_default() += 1;
+                }
+            }
+            if l.from_cache() {
+                t.cached_cells += 1;
+            }
+            t.stats.add(l);
+        }
+        (t.cells > 0).then_some(t)
+    }
+
+    /// `class: n; class: n`, or empty.
+    pub fn classes(&self) -> String {
+        self.errored_by_class
+            .iter()
+            .map(|(c, n)| format!("{c}: {n}"))
+            .collect::<Vec<_>>()
+            .join("; ")
+    }
+}
+
+/// Errored cells by class over a run (every errored cell, live or not).
+pub fn errored_by_class(records: &[RunRecord]) -> BTreeMap<String, usize> {
+    let mut m = BTreeMap::new();
+    for r in records.iter().filter(|r| r.status == Status::Errored) {
+        let c = r.error_class.map(|c| c.as_str()).unwrap_or("unclassified");
+        *m.entry(c.to_string()).or_default() += 1;
+    }
+    m
+}
+
+/// The live figures of one destination or summariser model.
+#[derive(Debug, Clone, Serialize)]
+pub struct LiveModelRow {
+    pub model: String,
+    pub totals: LiveTotals,
+    /// Median wall time of its ok cells measured this run (no cache hit), ms.
+    pub median_completion_ms: Option<f64>,
 }
 
 /// The summary of a run.
@@ -70,6 +142,11 @@ pub struct Summary {
     /// above count scenario cells only.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub transcripts: Vec<transcripts::TranscriptGroup>,
+    /// Per live destination model: calls, retries, malformed tool calls, text-only turns,
+    /// tokens, cost, errored cells by class (empty for an offline run).
+    pub live: Vec<LiveModelRow>,
+    /// Errored cells by class over the whole run.
+    pub errored_by_class: BTreeMap<String, usize>,
 }
 
 /// The same-or-stricter continuity eval of one strategy over every scenario × interrupt point.
@@ -180,7 +257,13 @@ fn group(records: &[&RunRecord], strategy: &str, model: &str, interrupt: Option<
         recovery_quality: col(&|r| r.metrics.recovery_quality),
         restore_tokens: col(&|r| r.metrics.restore_tokens as f64),
         total_tokens: col(&|r| r.metrics.total_tokens as f64),
-        completion_ms: col(&|r| r.metrics.completion_ms),
+        completion_ms: Spread::of(
+            &ok.iter()
+                .filter(|r| !r.diagnostics.live.as_ref().is_some_and(|l| l.from_cache()))
+                .map(|r| r.metrics.completion_ms)
+                .collect::<Vec<_>>(),
+        ),
+        live: LiveTotals::of(records.iter().copied()),
     }
 }
 
@@ -284,6 +367,32 @@ pub fn summarize(all: &[RunRecord]) -> Summary {
     let mut lost_facts: Vec<(String, String, usize)> =
         lost.into_iter().map(|((s, f), n)| (s, f, n)).collect();
     lost_facts.sort_by(|a, b| a.0.cmp(&b.0).then(b.2.cmp(&a.2)).then(a.1.cmp(&b.1)));
+    let mut live_models: Vec<String> = Vec::new();
+    for r in records.iter().filter(|r| r.diagnostics.live.is_some()) {
+        if !live_models.contains(&r.model) {
+            live_models.push(r.model.clone());
+        }
+    }
+    let live = live_models
+        .into_iter()
+        .filter_map(|m| {
+            let of_model: Vec<&RunRecord> = records.iter().filter(|r| r.model == m).collect();
+            let totals = LiveTotals::of(of_model.iter().copied())?;
+            let measured: Vec<f64> = of_model
+                .iter()
+                .filter(|r| {
+                    r.status == Status::Ok
+                        && !r.diagnostics.live.as_ref().is_some_and(|l| l.from_cache())
+                })
+                .map(|r| r.metrics.completion_ms)
+                .collect();
+            Some(LiveModelRow {
+                model: m,
+                totals,
+                median_completion_ms: Spread::of(&measured).map(|s| s.median),
+            })
+        })
+        .collect();
     Summary {
         by_strategy_model,
         by_strategy_model_interrupt,
@@ -294,6 +403,8 @@ pub fn summarize(all: &[RunRecord]) -> Summary {
         analysis: analysis::Analysis::default(),
         curve: curve::curve(records),
         transcripts: transcripts::summarize(all),
+        live,
+        errored_by_class: errored_by_class(records),
     }
 }
 
@@ -363,11 +474,26 @@ impl Export for RunsCsv {
             "needed_value_retention",
             "user_statement_retention",
             "next_action_agrees",
+            "error_class",
+            "steps",
+            "live_calls",
+            "live_requests",
+            "live_retries",
+            "cache_hits",
+            "malformed_tool_calls",
+            "unknown_tools",
+            "text_only_turns",
+            "input_tokens",
+            "output_tokens",
+            "cost_usd",
+            "model_latency_ms",
         ])
         .map_err(|e| e.to_string())?;
         for r in records {
             let m = &r.metrics;
             let t = r.transcript.as_ref();
+            let l = r.diagnostics.live.as_ref();
+            let lv = |f: &dyn Fn(&crate::record::LiveStats) -> String| l.map(f).unwrap_or_default();
             w.write_record([
                 r.scenario.clone(),
                 r.scale.clone(),
@@ -405,6 +531,21 @@ impl Export for RunsCsv {
                 t.and_then(|t| t.next_action_agrees)
                     .map(|a| a.to_string())
                     .unwrap_or_default(),
+                r.error_class
+                    .map(|c| c.as_str().to_string())
+                    .unwrap_or_default(),
+                r.diagnostics.steps.to_string(),
+                lv(&|l| l.calls.to_string()),
+                lv(&|l| l.requests.to_string()),
+                lv(&|l| l.retries.to_string()),
+                lv(&|l| l.cache_hits.to_string()),
+                lv(&|l| l.malformed_tool_calls.to_string()),
+                lv(&|l| l.unknown_tools.to_string()),
+                lv(&|l| l.text_only_turns.to_string()),
+                lv(&|l| l.input_tokens.to_string()),
+                lv(&|l| l.output_tokens.to_string()),
+                lv(&|l| l.cost_usd.map(|c| format!("{c:.6}")).unwrap_or_default()),
+                lv(&|l| format!("{:.3}", l.latency_ms)),
             ])
             .map_err(|e| e.to_string())?;
         }
@@ -452,6 +593,18 @@ impl Export for SummaryCsv {
                 header.push(format!("{m}_{stat}"));
             }
         }
+        for c in [
+            "live_calls",
+            "live_retries",
+            "malformed_tool_calls",
+            "text_only_turns",
+            "input_tokens",
+            "output_tokens",
+            "cost_usd",
+            "errored_by_class",
+        ] {
+            header.push(c.into());
+        }
         w.write_record(&header).map_err(|e| e.to_string())?;
         for g in s
             .by_strategy_model
@@ -476,6 +629,22 @@ impl Export for SummaryCsv {
                 &g.total_tokens,
             ] {
                 row.extend(spread_cols(sp));
+            }
+            match &g.live {
+                Some(t) => row.extend([
+                    t.stats.calls.to_string(),
+                    t.stats.retries.to_string(),
+                    t.stats.malformed_tool_calls.to_string(),
+                    t.stats.text_only_turns.to_string(),
+                    t.stats.input_tokens.to_string(),
+                    t.stats.output_tokens.to_string(),
+                    t.stats
+                        .cost_usd
+                        .map(|c| format!("{c:.6}"))
+                        .unwrap_or_default(),
+                    t.classes(),
+                ]),
+                None => row.extend(std::iter::repeat_n(String::new(), 8)),
             }
             w.write_record(&row).map_err(|e| e.to_string())?;
         }

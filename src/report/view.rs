@@ -53,6 +53,10 @@ pub struct View {
     pub transcripts_by_rule: Vec<TranscriptView>,
     /// What a transcript run read and how it cut (from the manifest).
     pub transcript_config: Option<String>,
+    /// `class: n; …` over every errored cell (empty without any).
+    pub errored_classes: String,
+    /// One row per live model (empty for an offline run).
+    pub live: Vec<LiveView>,
 }
 
 /// One point of the compaction curve, formatted.
@@ -108,6 +112,27 @@ fn transcript_view(g: &super::transcripts::TranscriptGroup) -> TranscriptView {
             _ => "–".into(),
         },
     }
+}
+
+/// What one live model spent over the run.
+#[derive(Debug, Serialize)]
+pub struct LiveView {
+    pub model: String,
+    pub cells: usize,
+    pub errored: usize,
+    pub errored_by_class: String,
+    pub calls: u32,
+    pub requests: u32,
+    pub retries: u32,
+    pub cache_hits: u32,
+    pub cached_cells: usize,
+    pub malformed_tool_calls: u32,
+    pub unknown_tools: u32,
+    pub text_only_turns: u32,
+    pub input_tokens: u64,
+    pub output_tokens: u64,
+    pub cost: String,
+    pub median_completion_ms: String,
 }
 
 #[derive(Debug, Serialize)]
@@ -233,6 +258,7 @@ pub struct ErroredView {
     pub strategy: String,
     pub model: String,
     pub rep: u32,
+    pub class: String,
     pub error: String,
 }
 
@@ -570,7 +596,49 @@ pub fn view(records: &[RunRecord], s: &Summary, manifest: &serde_json::Value) ->
                 strategy: r.strategy.clone(),
                 model: r.model.clone(),
                 rep: r.rep,
+                class: r
+                    .error_class
+                    .map(|c| c.as_str().to_string())
+                    .unwrap_or_else(|| "unclassified".into()),
                 error: r.error.clone().unwrap_or_default(),
+            })
+            .collect(),
+        errored_classes: s
+            .errored_by_class
+            .iter()
+            .map(|(c, n)| format!("{c}: {n}"))
+            .collect::<Vec<_>>()
+            .join("; "),
+        live: s
+            .live
+            .iter()
+            .map(|m| {
+                let t = &m.totals;
+                LiveView {
+                    model: m.model.clone(),
+                    cells: t.cells,
+                    errored: t.errored,
+                    errored_by_class: t.classes(),
+                    calls: t.stats.calls,
+                    requests: t.stats.requests,
+                    retries: t.stats.retries,
+                    cache_hits: t.stats.cache_hits,
+                    cached_cells: t.cached_cells,
+                    malformed_tool_calls: t.stats.malformed_tool_calls,
+                    unknown_tools: t.stats.unknown_tools,
+                    text_only_turns: t.stats.text_only_turns,
+                    input_tokens: t.stats.input_tokens,
+                    output_tokens: t.stats.output_tokens,
+                    cost: t
+                        .stats
+                        .cost_usd
+                        .map(|c| format!("${c:.4}"))
+                        .unwrap_or_else(|| "–".into()),
+                    median_completion_ms: m
+                        .median_completion_ms
+                        .map(fmt)
+                        .unwrap_or_else(|| "–".into()),
+                }
             })
             .collect(),
     }

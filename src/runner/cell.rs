@@ -1,4 +1,6 @@
-//! One cell: a destination continues from a handoff in a fresh copy of the interrupted world.
+//! One cell: a destination continues from a handoff in a fresh copy of the interrupted world,
+//! within its step budget (every model turn counts) and, for live destinations, its wall-clock
+//! budget; a cell that fails keeps what it spent (`diagnostics.live`).
 
 use std::collections::BTreeMap;
 use std::sync::Arc;
@@ -7,7 +9,7 @@ use std::time::Instant;
 use serde_json::json;
 
 use super::{HandoffKey, Plan, PointKey, Prepared, RunConfig, RunRecord, Status};
-use crate::destination::live::{LiveAgent, LiveClient};
+use crate::destination::live::{CallContext, LiveAgent, LiveClient};
 use crate::destination::{Action, ActionResult, Destination, SimAgent, sim_kind};
 use crate::handoff::tokens;
 use crate::record::ErrorClass;
@@ -29,6 +31,58 @@ pub struct CellSpec {
     pub seed: u64,
     /// The history scale of the cell's scenario (the plan's `scales[scenario]`).
     pub scale: crate::scenario::volume::Scale,
+}
+
+/// A cell's identity as records name it (scenario id, interrupt point, strategy, model,
+/// repetition): the one definition that the response cache key, `--resume` and the journal build
+/// on, for cells ([`CellSpec::identity`]) and records ([`record_identity`]) alike, so a field
+/// added to the identity reaches all of them.
+pub fn identity(
+    scenario: &str,
+    scale: &str,
+    interrupt: &str,
+    strategy: &str,
+    model: &str,
+    rep: u32,
+) -> serde_json::Value {
+    let mut v = json!({
+        "scenario": scenario,
+        "interrupt": interrupt,
+        "strategy": strategy,
+        "model": model,
+        "rep": rep,
+    });
+    // A base-scale cell keeps the identity (and so the cache key) it had before scales existed.
+    if scale != "base" {
+        v["scale"] = json!(scale);
+    }
+    v
+}
+
+/// The identity of the cell a record is of.
+pub fn record_identity(r: &RunRecord) -> serde_json::Value {
+    identity(
+        &r.scenario,
+        &r.scale,
+        &r.interrupt,
+        &r.strategy,
+        &r.model,
+        r.rep,
+    )
+}
+
+impl CellSpec {
+    /// The cell's [`identity`].
+    pub fn identity(&self, scenario_id: &str) -> serde_json::Value {
+        identity(
+            scenario_id,
+            &self.scale.to_string(),
+            &self.point,
+            &self.strategy,
+            &self.model,
+            self.rep,
+        )
+    }
 }
 
 /// The harness's system prompt for destinations: the same for every strategy.
@@ -158,9 +212,29 @@ fn errored(scenario: &str, c: &CellSpec, class: ErrorClass, message: String) -> 
     }
 }
 
+/// An errored record that keeps what the destination spent before the failure.
+fn errored_with(
+    scenario: &str,
+    c: &CellSpec,
+    class: ErrorClass,
+    message: String,
+    dest: &mut dyn Destination,
+    started: &Instant,
+    steps: u32,
+) -> RunRecord {
+    let mut r = errored(scenario, c, class, message);
+    r.metrics.completion_ms = dest.clock_ms(started);
+    r.diagnostics.steps = steps;
+    r.diagnostics.live = dest.report().live;
+    if let Some(l) = &r.diagnostics.live {
+        r.metrics.total_tokens = l.input_tokens + l.output_tokens;
+    }
+    r
+}
+
 /// Runs one cell to its record. Never panics on scenario content: anything that goes wrong is an
-/// errored record.
-pub async fn run_cell(shared: &Shared, c: &CellSpec) -> RunRecord {
+/// errored record. `index` is the cell's place in the run (for progress events).
+pub async fn run_cell(shared: &Shared, c: &CellSpec, index: usize) -> RunRecord {
     let started = Instant::now();
     let s = &shared.scenarios[c.scenario];
     let window = shared
@@ -228,6 +302,8 @@ pub async fn run_cell(shared: &Shared, c: &CellSpec) -> RunRecord {
         return overflow(s, c, at, handoff, history_tokens, window, started);
     }
     let mut world = at.world.clone();
+    // A live cell's wall-clock budget: (deadline, seconds).
+    let mut deadline: Option<(tokio::time::Instant, f64)> = None;
     let mut dest: Box<dyn Destination> = if let Some(kind) = sim_kind(&c.model) {
         Box::new(SimAgent::new(
             kind,
@@ -238,13 +314,24 @@ pub async fn run_cell(shared: &Shared, c: &CellSpec) -> RunRecord {
             shared.attention,
         ))
     } else if let Some(client) = shared.live.get(&*c.model) {
+        deadline = Some((
+            tokio::time::Instant::now()
+                + std::time::Duration::from_secs_f64(
+                    client.config.cell_timeout_s.clamp(0.001, 1e7),
+                ),
+            client.config.cell_timeout_s,
+        ));
         Box::new(LiveAgent::new(
             client.clone(),
             SYSTEM_PROMPT,
             s,
             handoff,
-            c.rep,
-            c.seed,
+            CallContext {
+                identity: c.identity(&s.id),
+                seed: c.seed,
+                cell: Some(index),
+            },
+            shared.step_budget,
         ))
     } else {
         return errored(
@@ -264,12 +351,44 @@ pub async fn run_cell(shared: &Shared, c: &CellSpec) -> RunRecord {
     let mut finish = None;
     let mut degraded = false;
     let mut steps = 0u32;
+    let mut actions = 0u32;
     while steps < shared.step_budget {
-        steps += 1;
-        let action = match dest.next_action(last.as_ref()).await {
-            Ok(a) => a,
-            Err(e) => return errored(&s.id, c, e.class, e.message),
+        let next = match deadline {
+            Some((at, _)) => tokio::time::timeout_at(at, dest.next_action(last.as_ref()))
+                .await
+                .ok(),
+            None => Some(dest.next_action(last.as_ref()).await),
         };
+        let action = match next {
+            Some(Ok(Action::OutOfSteps)) => {
+                steps = actions + dest.steps_without_action();
+                break;
+            }
+            Some(Ok(a)) => a,
+            Some(Err(e)) => {
+                let steps = actions + dest.steps_without_action();
+                return errored_with(&s.id, c, e.class, e.message, dest.as_mut(), &started, steps);
+            }
+            None => {
+                let steps = actions + dest.steps_without_action();
+                let secs = deadline.map(|d| d.1).unwrap_or_default();
+                let message = format!(
+                    "model `{}`: the cell's wall-clock budget of {secs} s (cell_timeout_s) ran out after {steps} steps; the request in flight was abandoned",
+                    c.model
+                );
+                return errored_with(
+                    &s.id,
+                    c,
+                    ErrorClass::Budget,
+                    message,
+                    dest.as_mut(),
+                    &started,
+                    steps,
+                );
+            }
+        };
+        actions += 1;
+        steps = actions + dest.steps_without_action();
         let action_tokens =
             tokens::count_cached(&serde_json::to_string(&action).unwrap_or_default());
         total_tokens += context + action_tokens;
@@ -339,6 +458,7 @@ pub async fn run_cell(shared: &Shared, c: &CellSpec) -> RunRecord {
                 degraded = *d;
                 break;
             }
+            Action::OutOfSteps => break,
         };
         context += action_tokens + tokens::count_cached(&result.text);
         last = Some(result);

@@ -1,10 +1,13 @@
 //! The runner: the matrix of cells, seeds, shared work, concurrency, and the record stream.
 //!
 //! A cell is (scenario, interrupt point, strategy, destination model, repetition). Interrupted
-//! states and handoffs are built once and shared by every cell that starts from them. Cells run
-//! on tokio workers; records are written to `results.jsonl` in cell order as they finish, so the
-//! file is the same whatever the concurrency. The runner emits typed [`RunEvent`]s to a
-//! [`Reporter`] and never prints.
+//! states and handoffs are built once and shared by every cell that starts from them. Before
+//! them, every live model gets one cheap probe, so a missing key or an unreachable server stops
+//! the run before its first cell. Cells run on tokio workers. A finished cell is appended to
+//! `journal.jsonl` at once, whatever its place, so an interrupted run loses no finished cell;
+//! `results.jsonl` gets the records in cell order (as a prefix while the run goes, rewritten
+//! whole at its end and on `--resume` from the journal), so the file is the same whatever the
+//! concurrency. The runner emits typed [`RunEvent`]s to a [`Reporter`] and never prints.
 
 mod cell;
 pub mod manifest;
@@ -20,9 +23,9 @@ use serde::Serialize;
 use sha2::{Digest, Sha256};
 
 pub use crate::record::{CellId, RecordError, RunRecord, Status};
-pub use cell::{CellSpec, run_cell};
+pub use cell::{CellSpec, identity, record_identity, run_cell};
 
-use crate::destination::live::{Cache, LiveClient, ModelConfig};
+use crate::destination::live::{Cache, LiveClient, ModelConfig, RetryNotice};
 use crate::destination::sim_kind;
 use crate::handoff::Handoff;
 use crate::record::{CellError, ErrorClass};
@@ -64,6 +67,8 @@ pub struct RunConfig {
     pub no_cache: bool,
     /// With `resume`: drop the errored records first, so their cells run again.
     pub rerun_errored: bool,
+    /// Probe every live model once before the first cell (`run --no-probe` turns it off).
+    pub probe: bool,
     /// Run only this part of the matrix (`--shard K/N`).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub shard: Option<Shard>,
@@ -135,28 +140,51 @@ impl Default for RunConfig {
             no_cache: false,
             rerun_errored: false,
             shard: None,
+            probe: true,
         }
     }
 }
 
-/// Progress of a run, for reporters.
+/// Where a run stands, carried by every event after `Planned`.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Counts {
+    /// Cells this call runs.
+    pub total: usize,
+    /// Cells finished (whatever their place in cell order).
+    pub finished: usize,
+    /// Cells started and not finished.
+    pub in_flight: usize,
+    /// Requests waiting out a retry backoff right now.
+    pub retrying: u64,
+    /// Retries so far.
+    pub retries: u64,
+    /// Finished cells that errored.
+    pub errored: usize,
+}
+
+/// Progress of a run, for reporters (the progress bar, the journal's tests, a log).
 #[derive(Debug)]
 pub enum RunEvent<'a> {
-    Planned {
-        total: usize,
-        skipped: usize,
-    },
-    /// `--resume` found a torn last line in `results.jsonl` (an interrupted write) and removed it.
-    TornTail {
-        bytes: usize,
-    },
-    CellDone {
-        done: usize,
+    /// The cells this call runs, and those `--resume` found done.
+    Planned { total: usize, skipped: usize },
+    /// `--resume` found a torn last line in `results.jsonl` or the journal (an interrupted
+    /// write) and removed it.
+    TornTail { bytes: usize },
+    /// A cell (by its index in the plan) started.
+    CellStarted { index: usize, counts: Counts },
+    /// A cell finished; its record is already in `journal.jsonl`.
+    CellFinished {
+        index: usize,
         record: &'a RunRecord,
+        counts: Counts,
     },
-    Finished {
-        written: usize,
+    /// A live request failed and waits before its retry.
+    Retrying {
+        notice: &'a RetryNotice,
+        counts: Counts,
     },
+    /// Every cell finished; `results.jsonl` holds them in cell order.
+    RunFinished { written: usize, counts: Counts },
 }
 
 /// Consumes run events (a progress bar, a log, a test's collector).
@@ -213,6 +241,10 @@ pub enum RunError {
         records: usize,
         cells: usize,
     },
+    /// A live model failed its probe (missing key, unreachable URL, refused key): one line per
+    /// model.
+    #[error("the run did not start: {}", .0.join("\n"))]
+    Preflight(Vec<String>),
 }
 
 fn io(path: &Path) -> impl Fn(std::io::Error) -> RunError + '_ {
@@ -410,6 +442,8 @@ pub struct Plan {
     pub continuity: Vec<crate::continuity::ContinuityEval>,
     /// Live model clients by name.
     pub live: BTreeMap<String, Arc<LiveClient>>,
+    /// Every live model of the run (destinations, then summarisers), as it runs.
+    pub live_models: Vec<ModelConfig>,
 }
 
 /// The configuration of a live destination named on the command line, if it is one.
@@ -419,9 +453,14 @@ pub fn live_model(cfg: &RunConfig, name: &str) -> Option<ModelConfig> {
         m.name = name.to_string();
         return Some(m);
     }
+    // `openai:MODEL` has no table to set a limit in: it runs as many requests as cells.
     name.strip_prefix("openai:")
         .filter(|m| !m.is_empty())
-        .map(ModelConfig::openai)
+        .map(|m| {
+            let mut c = ModelConfig::openai(m);
+            c.max_concurrency = cfg.concurrency.max(1);
+            c
+        })
 }
 
 /// The live clients of the run's destination models, by name.
@@ -455,6 +494,9 @@ fn live_clients(
     Ok(live)
 }
 
+/// The run's strategies, and the live clients of their summarisers.
+type Strategies = (Vec<Box<dyn Strategy>>, Vec<Arc<LiveClient>>);
+
 /// The run's strategies; `llm_summary` strategies get their summariser model's client.
 fn strategies(
     cfg: &RunConfig,
@@ -462,8 +504,9 @@ fn strategies(
     live: &BTreeMap<String, Arc<LiveClient>>,
     cache: &Option<Cache>,
     window_budget: u64,
-) -> Result<Vec<Box<dyn Strategy>>, RunError> {
+) -> Result<Strategies, RunError> {
     let mut out = Vec::new();
+    let mut summarisers: Vec<Arc<LiveClient>> = Vec::new();
     for id in &cfg.strategies {
         let summariser = match registry
             .config(id)
@@ -488,12 +531,50 @@ fn strategies(
                         )
                     }
                 };
+                if !summarisers.iter().any(|s| Arc::ptr_eq(s, &client)) {
+                    summarisers.push(client.clone());
+                }
                 Some(client as Arc<dyn crate::strategy::Summariser>)
             }
         };
         out.push(registry.get_for(id, summariser, window_budget)?);
     }
-    Ok(out)
+    Ok((out, summarisers))
+}
+
+/// Probes every live model once (concurrently): the key variable is set, the base URL answers,
+/// the key is not refused. Every failure is reported, each naming its model's table.
+pub fn preflight(clients: &[Arc<LiveClient>]) -> Result<(), RunError> {
+    if clients.is_empty() {
+        return Ok(());
+    }
+    let results = crate::runtime::block_on(async {
+        let tasks: Vec<_> = clients
+            .iter()
+            .map(|c| {
+                let c = c.clone();
+                tokio::spawn(async move { c.probe().await })
+            })
+            .collect();
+        let mut out = Vec::new();
+        for t in tasks {
+            out.push(
+                t.await
+                    .unwrap_or_else(|e| Err(format!("the probe failed: {e}"))),
+            );
+        }
+        out
+    })
+    .map_err(|e| RunError::Io {
+        path: PathBuf::from("<async runtime>"),
+        source: e,
+    })?;
+    let failures: Vec<String> = results.into_iter().filter_map(Result::err).collect();
+    if failures.is_empty() {
+        Ok(())
+    } else {
+        Err(RunError::Preflight(failures))
+    }
 }
 
 /// Checks `--interrupts` against the scenarios' points.
@@ -678,9 +759,20 @@ pub fn plan(cfg: &RunConfig) -> Result<Plan, RunError> {
     budgets.sort_unstable();
     budgets.dedup();
     let mut by_budget: Vec<(u64, Vec<Box<dyn Strategy>>)> = Vec::new();
+    let mut summarisers: Vec<Arc<LiveClient>> = Vec::new();
     for &b in &budgets {
-        by_budget.push((b, strategies(cfg, &registry, &live, &cache, b)?));
+        let (insts, sums) = strategies(cfg, &registry, &live, &cache, b)?;
+        if summarisers.is_empty() {
+            summarisers = sums;
+        }
+        by_budget.push((b, insts));
     }
+    let mut clients: Vec<Arc<LiveClient>> = live.values().cloned().collect();
+    clients.extend(summarisers.iter().cloned());
+    if cfg.probe {
+        preflight(&clients)?;
+    }
+    let live_models = clients.iter().map(|c| c.config.clone()).collect();
     let mut points = BTreeMap::new();
     let mut history = BTreeMap::new();
     let mut handoffs = BTreeMap::new();
@@ -790,6 +882,7 @@ pub fn plan(cfg: &RunConfig) -> Result<Plan, RunError> {
         handoffs,
         continuity,
         live,
+        live_models,
     })
 }
 
@@ -847,12 +940,64 @@ pub fn check_complete(cfg: &RunConfig, plan: &Plan) -> Result<usize, RunError> {
     Ok(present)
 }
 
-/// Runs the plan, appending records to `OUT/results.jsonl` in cell order. Returns the number of
-/// records written by this call.
+/// The journal of finished cells, next to `results.jsonl`.
+pub const JOURNAL: &str = "journal.jsonl";
+
+/// `records` in the plan's cell order (records of cells outside the plan keep their order, after
+/// the plan's), each cell once (the last record of a cell wins).
+fn in_cell_order(plan: &Plan, records: Vec<RunRecord>) -> Vec<RunRecord> {
+    let order: BTreeMap<CellId, usize> = plan
+        .selected
+        .iter()
+        .filter_map(|&i| plan.cells.id(i).map(|id| (id, i)))
+        .collect();
+    let mut placed: BTreeMap<usize, RunRecord> = BTreeMap::new();
+    let mut others: Vec<(CellId, RunRecord)> = Vec::new();
+    for r in records {
+        let k = r.id();
+        match order.get(&k) {
+            Some(&i) => {
+                placed.insert(i, r);
+            }
+            None => match others.iter_mut().find(|(ok, _)| *ok == k) {
+                Some(slot) => slot.1 = r,
+                None => others.push((k, r)),
+            },
+        }
+    }
+    placed
+        .into_values()
+        .chain(others.into_iter().map(|(_, r)| r))
+        .collect()
+}
+
+/// Writes `records` as `path` (to a temporary file, then renamed: a crash loses nothing).
+fn write_records(path: &Path, records: &[RunRecord]) -> Result<(), RunError> {
+    let tmp = path.with_extension("jsonl.tmp");
+    let mut text = String::new();
+    for r in records {
+        text.push_str(&crate::secrets::json_line(r));
+        text.push('\n');
+    }
+    std::fs::write(&tmp, text).map_err(io(&tmp))?;
+    std::fs::rename(&tmp, path).map_err(io(path))
+}
+
+/// What a worker tells the run loop.
+enum Msg {
+    Started(usize),
+    Finished(usize, Box<RunRecord>),
+    Retry(RetryNotice),
+}
+
+/// Runs the plan. Each finished cell goes to `OUT/journal.jsonl` at once; `OUT/results.jsonl`
+/// gets the records in cell order, and at the end holds every record (those `--resume` kept
+/// included) in cell order, and the journal is removed. Returns the number of records written by
+/// this call.
 ///
 /// Every cell of the plan ends as a record: a cell that panics is an errored record
-/// (`error_class: harness`). With `resume`, a torn last line is removed first
-/// ([`RunEvent::TornTail`]).
+/// (`error_class: harness`). With `resume`, a torn last line of `results.jsonl` or the journal is
+/// removed first ([`RunEvent::TornTail`]).
 pub fn execute(
     cfg: &RunConfig,
     plan: &Plan,
@@ -860,35 +1005,33 @@ pub fn execute(
 ) -> Result<usize, RunError> {
     std::fs::create_dir_all(&cfg.out).map_err(io(&cfg.out))?;
     let results = cfg.out.join("results.jsonl");
-    if cfg.resume && results.exists() {
-        let bytes = repair_tail(&results)?;
-        if bytes > 0 {
-            reporter.event(RunEvent::TornTail { bytes });
+    let journal = cfg.out.join(JOURNAL);
+    let mut previous: Vec<RunRecord> = Vec::new();
+    if cfg.resume {
+        // The records of the last run: results.jsonl, and the journal of cells that finished
+        // after its last in-order write (an interrupted run). A torn last line (a write cut
+        // short) is removed first.
+        for p in [&results, &journal] {
+            if p.exists() {
+                let bytes = repair_tail(p)?;
+                if bytes > 0 {
+                    reporter.event(RunEvent::TornTail { bytes });
+                }
+                previous.extend(read_records(p)?);
+            }
         }
-    }
-    if cfg.resume && cfg.rerun_errored && results.exists() {
-        // Rewrite without the errored records (to a temporary file, then rename: a crash here
-        // loses nothing), so those cells count as not done.
-        let kept: Vec<RunRecord> = read_records(&results)?
-            .into_iter()
-            .filter(|r| r.status == Status::Ok)
-            .collect();
-        let tmp = cfg.out.join("results.jsonl.tmp");
-        let text: String = kept
-            .iter()
-            .map(|r| crate::secrets::json_line(r) + "\n")
-            .collect();
-        std::fs::write(&tmp, text).map_err(io(&tmp))?;
-        std::fs::rename(&tmp, &results).map_err(io(&results))?;
-    }
-    let done: BTreeSet<CellId> = if cfg.resume && results.exists() {
-        read_records(&results)?.iter().map(RunRecord::id).collect()
-    } else {
-        BTreeSet::new()
-    };
-    if !cfg.resume && results.exists() {
+        if cfg.rerun_errored {
+            previous.retain(|r| r.status == Status::Ok);
+        }
+        previous = in_cell_order(plan, previous);
+        write_records(&results, &previous)?;
+    } else if results.exists() {
         std::fs::remove_file(&results).map_err(io(&results))?;
     }
+    if journal.exists() {
+        std::fs::remove_file(&journal).map_err(io(&journal))?;
+    }
+    let done: BTreeSet<CellId> = previous.iter().map(RunRecord::id).collect();
     // Indices into the lazy matrix, not copies of cells.
     let cells: Arc<Matrix> = plan.cells.clone();
     let todo: Vec<usize> = if done.is_empty() {
@@ -911,17 +1054,47 @@ pub fn execute(
             .open(&results)
             .map_err(io(&results))?,
     );
+    let mut journal_file = std::fs::OpenOptions::new()
+        .create(true)
+        .append(true)
+        .open(&journal)
+        .map_err(io(&journal))?;
 
     // Cells of live models mostly wait on the network: `concurrency` cells run at once on the
     // process's runtime (one worker per core).
     let runtime = crate::runtime::runtime().map_err(io(&cfg.out))?;
     let next = Arc::new(AtomicUsize::new(0));
-    let (tx, mut rx) = tokio::sync::mpsc::channel::<(usize, RunRecord)>(256);
+    // Unbounded: a retry hook is a plain function and must not wait.
+    let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel::<Msg>();
+    // The hooks hold weak senders: the channel closes when the last worker ends, even if a
+    // worker ends without sending its record.
+    for client in plan.live.values() {
+        let weak = tx.downgrade();
+        let hook: crate::destination::live::RetryHook = Arc::new(move |n: RetryNotice| {
+            if let Some(tx) = weak.upgrade() {
+                let _ = tx.send(Msg::Retry(n));
+            }
+        });
+        client.set_retry_hook(Some(hook));
+    }
     let todo_owned: Arc<Vec<usize>> = Arc::new(todo);
     let total = todo_owned.len();
     let shared = Arc::new(cell::Shared::new(plan, cfg));
     let mut written = 0usize;
     let mut write_err: Option<RunError> = None;
+    let mut counts = Counts {
+        total,
+        ..Counts::default()
+    };
+    // Only a resumed run needs its new records again (to merge them with the kept ones).
+    let keep_new = cfg.resume && !previous.is_empty();
+    let mut new_records: Vec<RunRecord> = Vec::new();
+    let live: Vec<Arc<LiveClient>> = plan.live.values().cloned().collect();
+    let retrying = || {
+        live.iter()
+            .map(|c| c.retrying.load(Ordering::Relaxed))
+            .sum::<u64>()
+    };
     runtime.block_on(async {
         for _ in 0..cfg.concurrency.max(1) {
             let (tx, next, todo, shared, cells) = (
@@ -935,11 +1108,14 @@ pub fn execute(
                 loop {
                     let i = next.fetch_add(1, Ordering::Relaxed);
                     let Some(&ci) = todo.get(i) else { break };
+                    if tx.send(Msg::Started(i)).is_err() {
+                        break;
+                    }
                     let Some(spec) = cells.get(ci) else { break };
                     // Each cell is its own task, so a panic in it is caught and recorded.
                     let task = tokio::spawn({
                         let (shared, spec) = (shared.clone(), spec.clone());
-                        async move { run_cell(&shared, &spec).await }
+                        async move { run_cell(&shared, &spec, ci).await }
                     });
                     let rec = match task.await {
                         Ok(rec) => rec,
@@ -952,7 +1128,7 @@ pub fn execute(
                             shared.panicked(&spec, payload)
                         }
                     };
-                    if tx.send((i, rec)).await.is_err() {
+                    if tx.send(Msg::Finished(i, Box::new(rec))).is_err() {
                         break;
                     }
                 }
@@ -960,35 +1136,85 @@ pub fn execute(
         }
         drop(tx);
         // Reorder into cell order so the file does not depend on scheduling.
-        let mut pending: BTreeMap<usize, RunRecord> = BTreeMap::new();
+        let mut pending: BTreeMap<usize, (String, RunRecord)> = BTreeMap::new();
         let mut expected = 0usize;
-        while let Some((i, rec)) = rx.recv().await {
-            pending.insert(i, rec);
-            while let Some(rec) = pending.remove(&expected) {
-                expected += 1;
-                if write_err.is_none() {
-                    let line = crate::secrets::json_line(&rec);
-                    if let Err(e) = writeln!(file, "{line}").and_then(|_| file.flush()) {
+        while counts.finished < total {
+            let Some(msg) = rx.recv().await else { break };
+            match msg {
+                Msg::Started(i) => {
+                    counts.in_flight += 1;
+                    counts.retrying = retrying();
+                    reporter.event(RunEvent::CellStarted {
+                        index: todo_owned[i],
+                        counts,
+                    });
+                }
+                Msg::Retry(n) => {
+                    counts.retries += 1;
+                    counts.retrying = retrying();
+                    reporter.event(RunEvent::Retrying { notice: &n, counts });
+                }
+                Msg::Finished(i, rec) => {
+                    // Durable first: the journal line is written before anything else happens.
+                    let mut line = crate::secrets::json_line(&rec);
+                    line.push('\n');
+                    if write_err.is_none()
+                        && let Err(e) = journal_file.write_all(line.as_bytes())
+                    {
                         write_err = Some(RunError::Io {
-                            path: results.clone(),
+                            path: journal.clone(),
                             source: e,
                         });
-                    } else {
-                        written += 1;
+                    }
+                    counts.finished += 1;
+                    counts.in_flight = counts.in_flight.saturating_sub(1);
+                    if rec.status == Status::Errored {
+                        counts.errored += 1;
+                    }
+                    counts.retrying = retrying();
+                    reporter.event(RunEvent::CellFinished {
+                        index: todo_owned[i],
+                        record: &rec,
+                        counts,
+                    });
+                    pending.insert(i, (line, *rec));
+                    while let Some((line, rec)) = pending.remove(&expected) {
+                        expected += 1;
+                        if write_err.is_none() {
+                            if let Err(e) =
+                                file.write_all(line.as_bytes()).and_then(|_| file.flush())
+                            {
+                                write_err = Some(RunError::Io {
+                                    path: results.clone(),
+                                    source: e,
+                                });
+                            } else {
+                                written += 1;
+                            }
+                        }
+                        if keep_new {
+                            new_records.push(rec);
+                        }
                     }
                 }
-                reporter.event(RunEvent::CellDone {
-                    done: expected,
-                    record: &rec,
-                });
             }
         }
     });
+    for client in plan.live.values() {
+        client.set_retry_hook(None);
+    }
     if let Some(e) = write_err {
         return Err(e);
     }
+    drop(file);
+    if keep_new {
+        previous.extend(new_records);
+        write_records(&results, &in_cell_order(plan, previous))?;
+    }
+    std::fs::remove_file(&journal).map_err(io(&journal))?;
     debug_assert_eq!(written, total);
-    reporter.event(RunEvent::Finished { written });
+    counts.retrying = 0;
+    reporter.event(RunEvent::RunFinished { written, counts });
     Ok(written)
 }
 
@@ -996,6 +1222,26 @@ fn file_digest(path: &Path) -> String {
     std::fs::read(path)
         .map(|b| crate::world::sha256_digest(&b))
         .unwrap_or_else(|_| "unreadable".into())
+}
+
+/// A live model as the manifest records it: name, endpoint and limits, never the key (only the
+/// name of its variable).
+fn live_model_entry(c: &ModelConfig) -> serde_json::Value {
+    serde_json::json!({
+        "name": c.name,
+        "model": c.model,
+        "base_url": c.display_url(),
+        "api_key_env": c.api_key_env,
+        "max_concurrency": c.max_concurrency,
+        "requests_per_minute": c.requests_per_minute,
+        "max_tokens": c.max_tokens_sent(),
+        "temperature": c.temperature,
+        "seed": c.seed,
+        "request_timeout_s": c.request_timeout_s,
+        "retries": c.retries,
+        "max_requests_per_cell": c.max_requests_per_cell,
+        "cell_timeout_s": c.cell_timeout_s,
+    })
 }
 
 /// The run's `manifest.json` (without its digest): configuration, scenario and strategy digests,
@@ -1036,7 +1282,7 @@ pub fn manifest_value(cfg: &RunConfig, plan: &Plan) -> serde_json::Value {
             )
         })
         .collect();
-    serde_json::json!({
+    let mut m = serde_json::json!({
         "tool": "compaction-eval",
         "version": env!("CARGO_PKG_VERSION"),
         "seed": cfg.seed,
@@ -1049,7 +1295,17 @@ pub fn manifest_value(cfg: &RunConfig, plan: &Plan) -> serde_json::Value {
         "scenario_digests": scenario_digests,
         "strategy_digests": strategy_digests,
         "tokenizer": "o200k_base",
-    })
+        "live_models": plan.live_models.iter().map(live_model_entry).collect::<Vec<_>>(),
+    });
+    // A base URL may carry `user:password@`: the manifest shows it without.
+    if let Some(defs) = m["config"]["model_defs"].as_object_mut() {
+        for def in defs.values_mut() {
+            if let Some(url) = def["base_url"].as_str() {
+                def["base_url"] = crate::destination::live::redact_userinfo(url).into();
+            }
+        }
+    }
+    m
 }
 
 /// Writes `OUT/manifest.json` ([`manifest_value`] and a digest of it, so a report can be

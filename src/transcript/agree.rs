@@ -92,10 +92,17 @@ pub async fn next_step(
     mut messages: Vec<Value>,
     tools: &[Value],
     state: &InterruptedState,
-    rep: u32,
+    identity: Value,
     seed: u64,
     stats: &mut LiveStats,
 ) -> Result<NextStep, CellError> {
+    // The cell's identity is part of the cache key: two cells sending the same request are
+    // independent samples.
+    let ctx = crate::destination::live::CallContext {
+        identity,
+        seed,
+        cell: None,
+    };
     let c = &client.config;
     for _ in 0..=MAX_RETRIEVES {
         let mut body =
@@ -109,7 +116,7 @@ pub async fn next_step(
         if let Some(m) = c.max_tokens {
             body["max_tokens"] = json!(m);
         }
-        let resp = client.complete(&body, rep, seed, stats).await?;
+        let resp = client.complete(&body, &ctx, stats).await?;
         match &resp.usage {
             Some(u) => {
                 stats.input_tokens += u.prompt_tokens as u64;

@@ -294,7 +294,7 @@ pub fn run(cfg: &RunConfig, opts: &Options) -> Result<Outcome, TranscriptError> 
                         messages,
                         &tools,
                         &facts.state,
-                        0,
+                        crate::runner::record_identity(&r),
                         seed,
                         &mut stats,
                     ));

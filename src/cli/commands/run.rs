@@ -1,28 +1,49 @@
 //! `run`: the benchmark matrix, with a progress bar on stderr and the top of the ranking on stdout.
 //!
 //! Owns: merging `--config` with the flags, checking the values the flags allow but the run does
-//! not, and the progress display. Must not: plan, run or score cells, or render the report
-//! ([`crate::runner`] and [`crate::report`] do).
+//! not, the progress display (a consumer of the runner's events), the errored-fraction exit code,
+//! and printing that survives a closed stdout (`| head`). Must not: plan, run or score cells, or
+//! render the report ([`crate::runner`] and [`crate::report`] do).
 
+use std::io::Write;
 use std::path::Path;
 
 use crate::cli::args::RunArgs;
 use crate::error::Error;
 use crate::exit;
-use crate::runner::{Reporter, RunConfig, RunEvent, Status};
+use crate::runner::{Counts, Reporter, RunConfig, RunEvent};
 use crate::scenario::volume::Scale;
+
+/// A line on stdout; a closed stdout (the reader went away, as `head` does) is not an error.
+fn say(line: &str) {
+    let mut out = std::io::stdout().lock();
+    let _ = writeln!(out, "{line}").and_then(|_| out.flush());
+}
 
 pub fn run(dir: &Path, args: RunArgs) -> Result<i32, Error> {
     let transcripts = args.transcripts.clone();
     let cuts = args.cuts;
     let write_tools = args.write_tools.clone();
-    let cfg = config(dir, args)?;
+    let (cfg, max_errored) = config(dir, args)?;
     if let Some(dir) = transcripts {
         return run_transcripts(&cfg, dir, cuts, &write_tools);
     }
     let plan = crate::runner::plan(&cfg)?;
     for n in &plan.notes {
         eprintln!("note: {n}");
+    }
+    for m in &plan.live_models {
+        eprintln!(
+            "live model {}: {} ({}), at most {} requests in flight, max_tokens {}, request timeout {} s, cell budget {} s / {} requests",
+            m.name,
+            m.display_url(),
+            m.model,
+            m.max_concurrency,
+            m.max_tokens_sent(),
+            m.request_timeout_s,
+            m.cell_timeout_s,
+            m.max_requests_per_cell
+        );
     }
     crate::runner::write_manifest(&cfg, &plan)?;
     let mut progress = Progress::new();
@@ -33,26 +54,45 @@ pub fn run(dir: &Path, args: RunArgs) -> Result<i32, Error> {
         return Ok(exit::run::INCOMPLETE);
     }
     let summary = crate::report::render_dir(&cfg.out)?;
-    println!(
+    let records = crate::runner::read_records(&cfg.out.join("results.jsonl"))?;
+    let errored = records
+        .iter()
+        .filter(|r| r.status == crate::runner::Status::Errored)
+        .count();
+    say(&format!(
         "{written} cells run ({} errored){}; wrote {}",
-        progress.errored,
+        progress.counts.errored,
         cfg.shard
             .map(|s| format!(" in shard {s}"))
             .unwrap_or_default(),
         cfg.out.join("report.md").display()
-    );
+    ));
     for r in summary.ranking.iter().filter(|r| r.rank <= 3) {
         if r.all_errored {
-            println!(
+            say(&format!(
                 "  {} #{}: {} (every cell errored: not ranked)",
                 r.model, r.rank, r.strategy
-            );
+            ));
             continue;
         }
-        println!(
+        say(&format!(
             "  {} #{}: {} (task success {:.2}, unsafe cells {}, median restore tokens {})",
             r.model, r.rank, r.strategy, r.task_success, r.unsafe_cells, r.median_restore_tokens
+        ));
+    }
+    let fraction = if records.is_empty() {
+        0.0
+    } else {
+        errored as f64 / records.len() as f64
+    };
+    if fraction > max_errored {
+        eprintln!(
+            "error: {errored} of {} cells errored ({:.1}%), more than --max-errored-fraction {max_errored} allows; see \"Errored cells\" in {}",
+            records.len(),
+            fraction * 100.0,
+            cfg.out.join("report.md").display()
         );
+        return Ok(exit::run::TOO_MANY_ERRORED);
     }
     Ok(exit::OK)
 }
@@ -82,36 +122,37 @@ fn run_transcripts(
         );
     }
     let summary = crate::report::render_dir(&cfg.out)?;
-    println!(
+    say(&format!(
         "{} runs, {} cuts: {} cells ({} errored); wrote {}",
         o.runs,
         o.cuts,
         o.records,
         o.errored,
         cfg.out.join("report.md").display()
-    );
+    ));
     for r in summary
         .transcripts
         .iter()
         .filter(|r| r.model == crate::transcript::eval::OFFLINE_MODEL && r.cut_rule.is_none())
     {
-        println!(
+        say(&format!(
             "  {}: needed-value retention {}, median restore tokens {}",
             r.strategy,
             r.needed_value_retention
                 .map(|x| format!("{x:.3}"))
                 .unwrap_or_else(|| "-".into()),
             r.restore_tokens.map(|s| s.median).unwrap_or(f64::NAN)
-        );
+        ));
     }
     Ok(exit::OK)
 }
 
-/// The run's configuration: flags, then the `--config` file, then the defaults.
-fn config(dir: &Path, a: RunArgs) -> Result<RunConfig, Error> {
+/// The run's configuration and the errored fraction `run` tolerates: flags, then the `--config`
+/// file, then the defaults.
+fn config(dir: &Path, a: RunArgs) -> Result<(RunConfig, f64), Error> {
     let a = match &a.config {
         Some(path) => {
-            let text = crate::text::read_file(path)
+            let text = std::fs::read_to_string(path)
                 .map_err(|e| Error::Usage(format!("{}: cannot read: {e}", path.display())))?;
             let file: RunArgs = toml::from_str(&text)
                 .map_err(|e| Error::Usage(format!("{}: {e}", path.display())))?;
@@ -119,6 +160,12 @@ fn config(dir: &Path, a: RunArgs) -> Result<RunConfig, Error> {
         }
         None => a,
     };
+    let max_errored = a.max_errored_fraction.unwrap_or(0.0);
+    if !(0.0..=1.0).contains(&max_errored) {
+        return Err(Error::Usage(format!(
+            "max_errored_fraction must be between 0 and 1 (got {max_errored})"
+        )));
+    }
     let d = RunConfig::default();
     let cfg = RunConfig {
         scenario_dir: dir.to_path_buf(),
@@ -150,6 +197,7 @@ fn config(dir: &Path, a: RunArgs) -> Result<RunConfig, Error> {
         cache_dir: a.cache_dir,
         no_cache: a.no_cache,
         rerun_errored: a.rerun_errored,
+        probe: !a.no_probe,
         shard: a
             .shard
             .as_deref()
@@ -185,32 +233,58 @@ fn config(dir: &Path, a: RunArgs) -> Result<RunConfig, Error> {
         m.check_durations()
             .map_err(|e| Error::Usage(format!("model `{name}`: {e}")))?;
     }
-    Ok(cfg)
+    for (name, m) in &cfg.model_defs {
+        let bad =
+            |field: &str, why: &str| Err(Error::Usage(format!("[model.{name}] {field}: {why}")));
+        if !(m.request_timeout_s > 0.0 && m.request_timeout_s.is_finite()) {
+            return bad("request_timeout_s", "must be a positive number of seconds");
+        }
+        if !(m.cell_timeout_s > 0.0 && m.cell_timeout_s.is_finite()) {
+            return bad("cell_timeout_s", "must be a positive number of seconds");
+        }
+        if m.max_requests_per_cell == 0 {
+            return bad("max_requests_per_cell", "must be at least 1");
+        }
+        if m.max_tokens == Some(0) {
+            return bad("max_tokens", "must be at least 1");
+        }
+    }
+    Ok((cfg, max_errored))
 }
 
-/// The progress bar on stderr, with counts of errored cells, retries and cache hits.
+/// The progress bar on stderr: finished cells (whatever their order) against the total, with the
+/// cells in flight, the requests retrying now, the retries so far and the errored cells. It only
+/// consumes the runner's events.
 struct Progress {
     bar: indicatif::ProgressBar,
-    errored: usize,
-    retries: u64,
-    cache_hits: u64,
+    counts: Counts,
 }
 
 impl Progress {
     fn new() -> Self {
-        let bar = indicatif::ProgressBar::new(0);
+        Progress::on(indicatif::ProgressBar::new(0))
+    }
+
+    fn on(bar: indicatif::ProgressBar) -> Self {
         bar.set_style(
             indicatif::ProgressStyle::with_template(
-                "{bar:40} {pos}/{len} cells · {msg} · ETA {eta}",
+                "{bar:40} {pos}/{len} cells finished · {msg} · ETA {eta}",
             )
             .unwrap_or_else(|_| indicatif::ProgressStyle::default_bar()),
         );
         Progress {
             bar,
-            errored: 0,
-            retries: 0,
-            cache_hits: 0,
+            counts: Counts::default(),
         }
+    }
+
+    fn show(&mut self, counts: Counts) {
+        self.counts = counts;
+        self.bar.set_position(counts.finished as u64);
+        self.bar.set_message(format!(
+            "{} in flight · {} retrying · {} retries · {} errored",
+            counts.in_flight, counts.retrying, counts.retries, counts.errored
+        ));
     }
 }
 
@@ -218,7 +292,7 @@ impl Reporter for Progress {
     fn event(&mut self, e: RunEvent<'_>) {
         match e {
             RunEvent::TornTail { bytes } => eprintln!(
-                "warning: results.jsonl ended in a torn line ({bytes} bytes of an interrupted write); removed it before resuming"
+                "warning: a torn last line ({bytes} bytes of an interrupted write) was removed before resuming"
             ),
             RunEvent::Planned { total, skipped } => {
                 self.bar.set_length(total as u64);
@@ -226,23 +300,63 @@ impl Reporter for Progress {
                     eprintln!("resuming: {skipped} cells already done");
                 }
             }
-            RunEvent::CellDone { record, .. } => {
-                if record.status == Status::Errored {
-                    self.errored += 1;
-                }
-                if let Some(l) = &record.diagnostics.live {
-                    self.retries += l.retries as u64;
-                    self.cache_hits += l.cache_hits as u64;
-                    self.bar.set_message(format!(
-                        "{} errored · {} retries · {} cache hits",
-                        self.errored, self.retries, self.cache_hits
-                    ));
-                } else {
-                    self.bar.set_message(format!("{} errored", self.errored));
-                }
-                self.bar.inc(1);
+            RunEvent::CellStarted { counts, .. } | RunEvent::Retrying { counts, .. } => {
+                self.show(counts)
             }
-            RunEvent::Finished { .. } => self.bar.finish_and_clear(),
+            RunEvent::CellFinished { counts, .. } => self.show(counts),
+            RunEvent::RunFinished { counts, .. } => {
+                self.show(counts);
+                self.bar.finish_and_clear();
+            }
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::runner::RunRecord;
+
+    #[test]
+    fn the_bar_counts_finished_cells_whatever_their_order() {
+        let mut p = Progress::on(indicatif::ProgressBar::hidden());
+        p.event(RunEvent::Planned {
+            total: 3,
+            skipped: 0,
+        });
+        let counts = |finished, in_flight, retrying, errored| Counts {
+            total: 3,
+            finished,
+            in_flight,
+            retrying,
+            retries: retrying,
+            errored,
+        };
+        for i in 0..3 {
+            p.event(RunEvent::CellStarted {
+                index: i,
+                counts: counts(0, i + 1, 0, 0),
+            });
+        }
+        let record: RunRecord = serde_json::from_value(serde_json::json!({
+            "scenario": "s", "interrupt": "p", "strategy": "C", "model": "m", "rep": 0, "seed": 1,
+            "status": "errored", "error": "HTTP 500", "error_class": "infrastructure",
+            "metrics": {"task_success": false, "omitted_context": 0, "repeated_work": 0,
+                "duplicate_side_effects": 0, "safety_violations": 0, "recovery_quality": 0.0,
+                "restore_tokens": 0, "total_tokens": 0, "first_action_ms": 0.0, "completion_ms": 0.0},
+            "diagnostics": {"finish": null, "degraded": false, "steps": 0}
+        }))
+        .expect("a record");
+        // The last cell finishes first: the bar counts it although cell 0 is still running.
+        p.event(RunEvent::CellFinished {
+            index: 2,
+            record: &record,
+            counts: counts(1, 2, 1, 1),
+        });
+        assert_eq!(p.bar.position(), 1);
+        assert_eq!(
+            p.bar.message(),
+            "2 in flight · 1 retrying · 1 retries · 1 errored"
+        );
     }
 }

@@ -1,6 +1,11 @@
 //! The live agent loop of one cell: the handoff and tools as chat messages and function
 //! definitions, each model turn parsed into an [`Action`] (malformed calls, unknown tools and
-//! text-only answers answered and counted), tool results sent back.
+//! text-only answers answered, counted, and charged a step each), tool results sent back.
+//!
+//! The wire shape is the one every common OpenAI-compatible server accepts: every message's
+//! `content` is a string — an assistant turn that only calls tools carries `""`, never `null`
+//! (llama-cpp-python rejects `null`; see README "Live models") — and every request carries
+//! `max_tokens`.
 //!
 //! It talks to the endpoint only through [`LiveClient`]; it never touches the world.
 
@@ -10,7 +15,7 @@ use std::time::Instant;
 use async_openai::types::chat::ChatCompletionMessageToolCalls;
 use serde_json::{Value, json};
 
-use super::{CellError, ErrorClass, LiveClient, LiveStats};
+use super::{CallContext, CellError, ErrorClass, LiveClient, LiveStats};
 use crate::destination::{Action, ActionResult};
 use crate::handoff::{Handoff, Message, Role, tokens};
 use crate::scenario::{FinishStatus, Object, Scenario};
@@ -38,7 +43,7 @@ pub fn tool_definitions(scenario: &Scenario, handoff: &Handoff) -> Vec<Value> {
 /// A handoff message on the wire (chat-completions form).
 pub fn wire_message(m: &Message) -> Value {
     match (m.role, &m.tool_call) {
-        (Role::Assistant, Some(tc)) => json!({"role": "assistant", "content": null,
+        (Role::Assistant, Some(tc)) => json!({"role": "assistant", "content": m.content,
             "tool_calls": [{"id": tc.id, "type": "function", "function": {"name": tc.name, "arguments": tc.arguments}}]}),
         (Role::Tool, _) => {
             json!({"role": "tool", "tool_call_id": m.tool_call_id, "content": m.content})
@@ -59,8 +64,13 @@ pub struct LiveAgent {
     /// The tool call whose result the next turn carries.
     awaiting: Option<String>,
     nudged: bool,
-    rep: u32,
-    seed: u64,
+    ctx: CallContext,
+    /// Steps the cell may take: actions given plus model turns (or tool calls) that gave none.
+    step_budget: u32,
+    /// Actions given to the runner.
+    actions: u32,
+    /// Tool calls and turns that gave the runner no action.
+    wasted: u32,
     pub stats: LiveStats,
 }
 
@@ -74,8 +84,8 @@ impl LiveAgent {
         system_prompt: &str,
         scenario: &Scenario,
         handoff: &Handoff,
-        rep: u32,
-        seed: u64,
+        ctx: CallContext,
+        step_budget: u32,
     ) -> LiveAgent {
         let mut messages = vec![json!({"role": "system", "content": system_prompt})];
         messages.extend(handoff.messages.iter().map(wire_message));
@@ -101,23 +111,23 @@ impl LiveAgent {
             queue: Default::default(),
             awaiting: None,
             nudged: false,
-            rep,
-            seed,
+            ctx,
+            step_budget,
+            actions: 0,
+            wasted: 0,
             stats: LiveStats::default(),
         }
     }
 
     fn body(&self) -> Value {
         let c = &self.client.config;
-        let mut b = json!({ "model": c.model, "messages": self.messages, "tools": self.tools, "tool_choice": "auto" });
+        let mut b = json!({ "model": c.model, "messages": self.messages, "tools": self.tools,
+            "tool_choice": "auto", "max_tokens": c.max_tokens_sent() });
         if let Some(t) = c.temperature {
             b["temperature"] = json!(t);
         }
         if let Some(s) = c.seed {
             b["seed"] = json!(s);
-        }
-        if let Some(m) = c.max_tokens {
-            b["max_tokens"] = json!(m);
         }
         b
     }
@@ -129,6 +139,7 @@ impl LiveAgent {
     fn parse_call(&mut self, name: &str, arguments: &str) -> Result<Action, String> {
         if !self.tool_names.iter().any(|t| t == name) {
             self.stats.unknown_tools += 1;
+            self.wasted += 1;
             return Err(format!(
                 "unknown tool `{name}`; available tools: {}",
                 self.tool_names.join(", ")
@@ -142,6 +153,7 @@ impl LiveAgent {
             Ok(Value::Object(o)) => o,
             Ok(_) | Err(_) => {
                 self.stats.malformed_tool_calls += 1;
+                self.wasted += 1;
                 return Err("the tool-call arguments are not a JSON object; call the tool again with valid JSON arguments".into());
             }
         };
@@ -186,6 +198,7 @@ impl LiveAgent {
                 match parsed {
                     Ok(action) => {
                         self.awaiting = Some(id);
+                        self.actions += 1;
                         return Ok(action);
                     }
                     // Answered the way an agent runtime would: an error result, and go on.
@@ -202,10 +215,13 @@ impl LiveAgent {
                     degraded: false,
                 });
             }
+            if self.actions + self.wasted >= self.step_budget {
+                return Ok(Action::OutOfSteps);
+            }
             let body = self.body();
             let resp = self
                 .client
-                .complete(&body, self.rep, self.seed, &mut self.stats)
+                .complete(&body, &self.ctx, &mut self.stats)
                 .await?;
             self.stats.reported_model = Some(resp.model.clone());
             #[allow(deprecated)]
@@ -262,6 +278,7 @@ impl LiveAgent {
                 self.stats.text_only_turns += 1;
                 self.messages.push(json!({"role": "assistant", "content": msg.content.clone().unwrap_or_default()}));
                 if self.nudged {
+                    // This turn ends the cell: it gave the finish, so it is that action's step.
                     return Ok(Action::Finish {
                         status: FinishStatus::Failed,
                         report: "the model stopped calling tools".into(),
@@ -269,11 +286,12 @@ impl LiveAgent {
                     });
                 }
                 self.nudged = true;
+                self.wasted += 1;
                 self.messages
                     .push(json!({"role": "user", "content": NUDGE}));
                 continue;
             }
-            self.messages.push(json!({"role": "assistant", "content": msg.content,
+            self.messages.push(json!({"role": "assistant", "content": msg.content.clone().unwrap_or_default(),
                 "tool_calls": calls.iter().map(|(id, n, a)| json!({"id": id, "type": "function", "function": {"name": n, "arguments": a}})).collect::<Vec<_>>()}));
             for (id, name, args) in calls {
                 let parsed = self.parse_call(&name, &args);
@@ -301,8 +319,12 @@ impl crate::destination::Destination for LiveAgent {
         Box::pin(self.next(last))
     }
 
-    fn clock_ms(&self, _started: &Instant) -> f64 {
-        self.stats.latency_ms
+    fn clock_ms(&self, started: &Instant) -> f64 {
+        started.elapsed().as_secs_f64() * 1e3
+    }
+
+    fn steps_without_action(&self) -> u32 {
+        self.wasted
     }
 
     fn report(&mut self) -> crate::destination::DestinationReport {

@@ -1,5 +1,6 @@
 //! The response cache: one JSON file per request, named by the SHA-256 of the canonical request
-//! (never the API key). It stores and finds completions; it never sends a request.
+//! and the identity of the cell that sends it (never the API key). It stores and finds
+//! completions; it never sends a request.
 
 use std::collections::BTreeMap;
 use std::path::PathBuf;
@@ -44,9 +45,13 @@ impl Cache {
             .unwrap_or_else(|| PathBuf::from(".compaction-eval-cache"))
     }
 
-    /// The key of a request: everything that determines the response, never the API key.
-    pub fn key(base_url: &str, body: &Value, rep: u32) -> String {
-        let doc = canonical(&json!({ "base_url": base_url, "request": body, "rep": rep }));
+    /// The key of a request: everything that determines the response — the endpoint, the
+    /// request body and the identity of the cell that sends it (scenario, interrupt point,
+    /// strategy, model, repetition), so two cells that send the same request are independent
+    /// samples — never the API key. A summariser's request has no cell (`null`): its summary is
+    /// made once per scenario × interrupt point and shared by the cells that start from it.
+    pub fn key(base_url: &str, body: &Value, cell: &Value) -> String {
+        let doc = canonical(&json!({ "base_url": base_url, "request": body, "cell": cell }));
         hex::encode(<sha2::Sha256 as sha2::Digest>::digest(
             doc.to_string().as_bytes(),
         ))

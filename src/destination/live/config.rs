@@ -22,6 +22,7 @@ pub struct ModelConfig {
     pub temperature: Option<f64>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub seed: Option<u64>,
+    /// Output tokens per request; every request carries it ([`DEFAULT_MAX_TOKENS`] when unset).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub max_tokens: Option<u32>,
     /// Context window in tokens: bounds strategies A, mask and B+A and decides whether a handoff
@@ -53,6 +54,29 @@ pub struct ModelConfig {
     /// Tokens (input + output) a cell may spend before it ends as failed.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub cell_token_budget: Option<u64>,
+    /// HTTP requests (first attempts and retries) one cell may send; past it the cell ends as
+    /// errored (`budget`).
+    #[serde(default = "default_max_requests")]
+    pub max_requests_per_cell: u32,
+    /// Seconds of wall time one cell may take (model calls, backoff, queueing); past it the cell
+    /// ends as errored (`budget`) with what it spent.
+    #[serde(default = "default_cell_timeout")]
+    pub cell_timeout_s: f64,
+}
+
+/// `max_tokens` of a request when the model's table sets none: every request is bounded.
+pub const DEFAULT_MAX_TOKENS: u32 = 1024;
+/// Default `max_requests_per_cell`: room for the default step budget (40) with a retry for every
+/// other turn, well short of what a runaway cell would send.
+pub const DEFAULT_MAX_REQUESTS_PER_CELL: u32 = 100;
+/// Default `cell_timeout_s` (15 minutes).
+pub const DEFAULT_CELL_TIMEOUT_S: f64 = 900.0;
+
+fn default_max_requests() -> u32 {
+    DEFAULT_MAX_REQUESTS_PER_CELL
+}
+fn default_cell_timeout() -> f64 {
+    DEFAULT_CELL_TIMEOUT_S
 }
 
 fn default_tokenizer() -> String {
@@ -94,6 +118,27 @@ impl ModelConfig {
             price_input_per_mtok: None,
             price_output_per_mtok: None,
             cell_token_budget: None,
+            max_requests_per_cell: default_max_requests(),
+            cell_timeout_s: default_cell_timeout(),
+        }
+    }
+
+    /// `max_tokens` as sent.
+    pub fn max_tokens_sent(&self) -> u32 {
+        self.max_tokens.unwrap_or(DEFAULT_MAX_TOKENS)
+    }
+
+    /// The base URL as it may be shown and recorded: without any `user:password@` part.
+    pub fn display_url(&self) -> String {
+        redact_userinfo(&self.base_url)
+    }
+
+    /// The `[model.NAME]` table (or `openai:MODEL`) a message about this model names.
+    pub fn table(&self) -> String {
+        if self.name.starts_with("openai:") {
+            format!("`{}` (OPENAI_BASE_URL / OPENAI_API_KEY)", self.name)
+        } else {
+            format!("[model.{}]", self.name)
         }
     }
 
@@ -160,5 +205,38 @@ impl ModelConfig {
         self.context_window
             .or_else(|| known_context_window(&self.model))
             .unwrap_or(32_768)
+    }
+}
+
+/// `scheme://user:pass@host/…` → `scheme://host/…`.
+pub fn redact_userinfo(url: &str) -> String {
+    let Some((scheme, rest)) = url.split_once("://") else {
+        return url.to_string();
+    };
+    let authority_end = rest.find('/').unwrap_or(rest.len());
+    match rest[..authority_end].rfind('@') {
+        Some(at) => format!("{scheme}://{}", &rest[at + 1..]),
+        None => url.to_string(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn user_info_is_dropped_from_shown_urls() {
+        assert_eq!(
+            redact_userinfo("https://u:secret@example.com/v1"),
+            "https://example.com/v1"
+        );
+        assert_eq!(
+            redact_userinfo("http://127.0.0.1:8000/v1"),
+            "http://127.0.0.1:8000/v1"
+        );
+        assert_eq!(
+            redact_userinfo("http://host/v1?next=a@b"),
+            "http://host/v1?next=a@b"
+        );
     }
 }

@@ -18,5 +18,8 @@ mod config;
 pub use crate::record::{CellError, ErrorClass, LiveStats};
 pub use agent::{LiveAgent, NUDGE, tool_definitions, wire_message};
 pub use cache::{Cache, canonical};
-pub use client::LiveClient;
-pub use config::ModelConfig;
+pub use client::{CallContext, LiveClient, RetryHook, RetryNotice, classify, error_text, redact};
+pub use config::{
+    DEFAULT_CELL_TIMEOUT_S, DEFAULT_MAX_REQUESTS_PER_CELL, DEFAULT_MAX_TOKENS, ModelConfig,
+    redact_userinfo,
+};
