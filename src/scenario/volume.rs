@@ -425,6 +425,7 @@ pub fn expand(s: &Scenario, scale: Scale, seed: u64) -> Result<Scenario, Vec<Pro
     let mut by_gap: BTreeMap<usize, Vec<Event>> = BTreeMap::new();
     let mut tokens = base_tokens;
     let mut n = 0u64;
+    let mut skipped = 0u32;
     let cap = 20_000u64;
     while tokens < target && n < cap {
         let mut pick = f.below(total_weight);
@@ -465,24 +466,38 @@ pub fn expand(s: &Scenario, scale: Scale, seed: u64) -> Result<Scenario, Vec<Pro
         }
         let repeats = 1 + f.below(u64::from(call.repeat));
         let gap = 1 + f.below(last as u64) as usize;
+        // The burst's size decides whether it goes in: a burst that would overshoot the target by
+        // more than a tenth is drawn again (a bulky listing near the end must not land a 40k run
+        // at 60k), and once within a tenth of the target the run is long enough.
+        let probe = scratch.call_untimed(Phase::Source, &call.tool, &args, None);
+        let mut ev = Event {
+            id: String::new(),
+            user: None,
+            assistant: None,
+            text: None,
+            call: Some(call.tool.clone()),
+            args: Some(args.clone()),
+            result: None,
+            fault: None,
+            expect_error: false,
+            approval: None,
+            volume: true,
+        };
+        let one = event_tokens(&ev, &event_text(&ev, Some(&probe)));
+        let burst = one * repeats;
+        if tokens + burst > target + target / 10 {
+            if tokens >= target - target / 10 || skipped >= 50 {
+                break;
+            }
+            skipped += 1;
+            continue;
+        }
+        skipped = 0;
         for _ in 0..repeats {
             n += 1;
-            let ev = Event {
-                id: format!("vol-{n:05}"),
-                user: None,
-                assistant: None,
-                text: None,
-                call: Some(call.tool.clone()),
-                args: Some(args.clone()),
-                result: None,
-                fault: None,
-                expect_error: false,
-                approval: None,
-                volume: true,
-            };
-            let r = scratch.call_untimed(Phase::Source, &call.tool, &args, None);
-            tokens += event_tokens(&ev, &event_text(&ev, Some(&r)));
-            by_gap.entry(gap.min(last)).or_default().push(ev);
+            ev.id = format!("vol-{n:05}");
+            tokens += one;
+            by_gap.entry(gap.min(last)).or_default().push(ev.clone());
         }
     }
     let mut events = Vec::with_capacity(s.events.len() + n as usize);
