@@ -8,9 +8,8 @@ mod common;
 use common::cli;
 
 use std::path::{Path, PathBuf};
-use std::sync::Arc;
 
-use compaction_eval::destination::live::{LiveClient, ModelConfig};
+use compaction_eval::destination::live::ModelConfig;
 use compaction_eval::record::{ErrorClass, Status};
 use compaction_eval::runner::{self, RunConfig, Silent};
 use predicates::prelude::*;
@@ -76,29 +75,30 @@ fn a_panicking_cell_is_an_errored_record_and_every_later_cell_is_written() {
         out: out.clone(),
         model_defs: [("local".to_string(), local.clone())].into_iter().collect(),
         no_cache: true,
+        probe: false,
         scales: vec![compaction_eval::scenario::volume::Scale::Base],
         ..RunConfig::default()
     };
     let mut plan = runner::plan(&cfg).expect("plan");
-    // A client the loader would refuse (`request_timeout_s = inf`): its cells panic inside.
-    let mut broken = local;
-    broken.request_timeout_s = f64::INFINITY;
-    plan.live.insert(
-        "local".into(),
-        Arc::new(LiveClient::new(broken, None).expect("client")),
-    );
+    // A cell that panics inside (the runner's test hook: no input can make a cell panic).
+    plan.panic_cell = Some(1);
+    let _ = local;
     runner::write_manifest(&cfg, &plan).expect("manifest");
     assert_eq!(runner::execute(&cfg, &plan, &mut Silent).expect("run"), 8);
     assert_eq!(runner::check_complete(&cfg, &plan).expect("complete"), 8);
     let recs = runner::read_records(&out.join("results.jsonl")).expect("records");
-    for r in &recs {
-        if r.model == "local" {
+    assert_eq!(recs.len(), 8);
+    for (i, r) in recs.iter().enumerate() {
+        if i == 1 {
             assert_eq!(r.status, Status::Errored);
             assert_eq!(r.error_class, Some(ErrorClass::Harness));
             assert!(
                 r.error.as_deref().unwrap_or("").contains("harness failed"),
                 "{r:?}"
             );
+        } else if r.model == "local" {
+            // The unreachable endpoint: errored, and written all the same.
+            assert_eq!(r.status, Status::Errored, "{r:?}");
         } else {
             assert_eq!(r.status, Status::Ok, "{r:?}");
         }

@@ -1007,6 +1007,8 @@ fn run_exits_non_zero_past_the_errored_fraction_and_when_a_probe_fails() {
     let args = |extra: &[&str]| {
         let mut a = vec![
             "run".to_string(),
+            "--scale".to_string(),
+            "base".to_string(),
             "--config".into(),
             cfg.display().to_string(),
             "--out".into(),
@@ -1097,6 +1099,8 @@ fn an_interrupted_run_keeps_its_finished_cells_and_resume_completes_them_in_cell
     let out = d.join("out");
     let args = [
         "run".to_string(),
+        "--scale".to_string(),
+        "base".to_string(),
         "--config".into(),
         cfg.display().to_string(),
         "--out".into(),
@@ -1170,6 +1174,8 @@ fn an_interrupted_run_keeps_its_finished_cells_and_resume_completes_them_in_cell
     let o = binary()
         .args([
             "run",
+            "--scale",
+            "base",
             "--config",
             &cfg.display().to_string(),
             "--out",
@@ -1190,6 +1196,8 @@ fn a_closed_stdout_does_not_panic_the_run() {
     let mut child = binary()
         .args([
             "run",
+            "--scale",
+            "base",
             "--scenarios",
             SCENARIO,
             "--interrupts",

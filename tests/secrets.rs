@@ -159,6 +159,8 @@ fn hostile(no_namespaces: bool) {
             "--reps",
             "1",
             "--no-cache",
+            "--max-errored-fraction",
+            "1",
             "--strategy-dir",
         ])
         .arg(&strategies)

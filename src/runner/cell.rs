@@ -104,6 +104,7 @@ pub struct Shared {
     attention: f64,
     /// Live models by name.
     pub live: BTreeMap<String, Arc<LiveClient>>,
+    panic_cell: Option<usize>,
 }
 
 impl Shared {
@@ -144,6 +145,7 @@ impl Shared {
             step_budget: cfg.step_budget,
             attention: cfg.attention,
             live: plan.live.clone(),
+            panic_cell: plan.panic_cell,
         }
     }
 }
@@ -235,6 +237,9 @@ fn errored_with(
 /// Runs one cell to its record. Never panics on scenario content: anything that goes wrong is an
 /// errored record. `index` is the cell's place in the run (for progress events).
 pub async fn run_cell(shared: &Shared, c: &CellSpec, index: usize) -> RunRecord {
+    if shared.panic_cell == Some(index) {
+        panic!("test hook: cell {index} panics");
+    }
     let started = Instant::now();
     let s = &shared.scenarios[c.scenario];
     let window = shared

@@ -444,6 +444,10 @@ pub struct Plan {
     pub live: BTreeMap<String, Arc<LiveClient>>,
     /// Every live model of the run (destinations, then summarisers), as it runs.
     pub live_models: Vec<ModelConfig>,
+    /// Tests only: the matrix index of a cell whose run panics, to prove that a panicking cell
+    /// becomes an errored record and loses no other (user input cannot make a cell panic).
+    #[doc(hidden)]
+    pub panic_cell: Option<usize>,
 }
 
 /// The configuration of a live destination named on the command line, if it is one.
@@ -883,6 +887,7 @@ pub fn plan(cfg: &RunConfig) -> Result<Plan, RunError> {
         continuity,
         live,
         live_models,
+        panic_cell: None,
     })
 }
 

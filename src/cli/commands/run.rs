@@ -292,7 +292,7 @@ impl Reporter for Progress {
     fn event(&mut self, e: RunEvent<'_>) {
         match e {
             RunEvent::TornTail { bytes } => eprintln!(
-                "warning: a torn last line ({bytes} bytes of an interrupted write) was removed before resuming"
+                "warning: results.jsonl or its journal ended in a torn line ({bytes} bytes of an interrupted write); removed it before resuming"
             ),
             RunEvent::Planned { total, skipped } => {
                 self.bar.set_length(total as u64);
