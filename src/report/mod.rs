@@ -842,7 +842,7 @@ pub fn render_plots(
         )?,
         plots::token_distributions("Total tokens to completion per strategy", &dists)?,
         plots::compaction_curve(
-            "Compaction curve: task success (solid, Wilson 95%) and unsafe cells (dashed) against history length",
+            "Compaction curve: task success (solid, Wilson 95%), unsafe cells (dashed)",
             &curve_series(&s.curve, false),
         )?,
         plots::restore_curve(
