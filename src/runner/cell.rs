@@ -511,22 +511,7 @@ pub async fn run_cell(shared: &Shared, c: &CellSpec, index: usize) -> RunRecord 
     diagnostics.checkpoint_rule_violations = rule_violations.clone().unwrap_or_default();
     metrics.history_tokens = history_tokens;
     metrics.compression_ratio = ratio(handoff.tokens_at_restore, history_tokens);
-    RunRecord {
-        source: crate::record::Source::Scenario,
-        transcript: None,
-        scenario: s.id.clone(),
-        scale: c.scale.to_string(),
-        interrupt: c.point.to_string(),
-        strategy: c.strategy.to_string(),
-        model: c.model.to_string(),
-        rep: c.rep,
-        seed: c.seed,
-        status: Status::Ok,
-        error: None,
-        error_class: None,
-        metrics,
-        diagnostics,
-    }
+    scored(s, c, metrics, diagnostics)
 }
 
 fn ratio(restore: u64, history: u64) -> f64 {
@@ -572,6 +557,16 @@ fn overflow(
         context_window: window,
         reserve: crate::strategy::CONTEXT_RESERVE,
     });
+    scored(s, c, metrics, diagnostics)
+}
+
+/// The ok record of a scenario cell.
+fn scored(
+    s: &Scenario,
+    c: &CellSpec,
+    metrics: score::Metrics,
+    diagnostics: crate::record::Diagnostics,
+) -> RunRecord {
     RunRecord {
         source: crate::record::Source::Scenario,
         transcript: None,
