@@ -12,6 +12,7 @@ pub mod envelope;
 pub mod error;
 pub mod exit;
 pub mod gate;
+pub mod governed;
 pub mod handoff;
 pub mod plugin;
 pub mod provenance;
