@@ -7,6 +7,7 @@ pub mod audit;
 pub mod checkpoint;
 pub mod cli;
 pub mod continuity;
+pub mod delivery;
 pub mod destination;
 pub mod envelope;
 pub mod error;

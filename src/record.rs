@@ -96,6 +96,44 @@ pub struct RunRecord {
     /// The transcript measures of a `transcript` cell (absent for scenarios).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub transcript: Option<TranscriptMeasures>,
+    /// A governed cell (`gov:X`, seed 004): its policy, context report, lineage and receipt.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub governed: Option<GovernedCell>,
+}
+
+/// What a governed cell records (seed 004): never document contents, only references.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct GovernedCell {
+    /// The wrapped strategy, whose handoff was the advisory summary.
+    pub inner: String,
+    pub max_bytes: u64,
+    /// The context report's status at delivery: `NOT_CONFIGURED`, `READY` or `BLOCKED`.
+    pub status: crate::governed::ContextStatus,
+    /// Why it is `BLOCKED` (`missing`, `changed`, `unreadable`, `over_budget`,
+    /// `old_session_epoch`).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub reasons: Vec<crate::governed::BlockReason>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub policy_digest: Option<String>,
+    /// Raw bytes the policy's documents need (instructions, evidence, summary, total): what
+    /// `maxBytes` was compared with.
+    pub bytes: crate::delivery::Bytes,
+    /// The session records (FRESH, COLD_RESUME, REPLACED), immutable.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub lineage: Vec<crate::governed::SessionRecord>,
+    /// The envelope's digest (the receipt the adapter must return), when delivered.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub envelope_digest: Option<String>,
+    /// The adapter's receipt.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub receipt: Option<String>,
+    /// `DELIVERED` when the receipt matches, `UNKNOWN` when it is missing or wrong.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub responsibility: Option<crate::governed::Responsibility>,
+    /// The cell is held (responsibility `UNKNOWN`): its outcome cannot be accepted, so it is not
+    /// a success, and it is never retried for free.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub held: bool,
 }
 
 /// Where a cell's history comes from.

@@ -18,7 +18,8 @@ pub enum Command {
     #[command(subcommand)]
     Scenarios(ScenariosCmd),
     /// Run the benchmark matrix (offline default: shipped scenarios, strategies none A B C D mask
-    /// B+A, destinations sim:careful sim:literal, 3 repetitions) and write the run folder.
+    /// B+A gov:B gov:C, destinations sim:careful sim:literal, 3 repetitions) and write the run
+    /// folder.
     Run(RunArgs),
     /// Benchmark the harness itself: run the offline default matrix with many repetitions and
     /// print cells per second, CPU time per cell and peak memory.
@@ -57,6 +58,54 @@ pub enum Command {
     /// The continuity-envelope reference exercise of seed 000 (exit 0 reauthorization_required,
     /// 3 blocked_on_reconciliation, 4 continuity_validation_failed).
     InspectContinuity(InspectContinuityArgs),
+    /// Print the governed-context report (seed 004) of one `gov:X` handoff as JSON: the policy,
+    /// the report before and after governed resume, the session lineage and the byte counts —
+    /// never document contents. Exit 0 READY, 1 BLOCKED, 2 on unusable input.
+    ContextReport(ContextReportArgs),
+    /// Validate a `coding-context-policy/1` file; with --store, also report its context against a
+    /// folder of artifacts (a run folder's `artifacts/`). Exit 0 valid (and READY), 1 invalid
+    /// (or BLOCKED), 2 unreadable.
+    InspectContext(InspectContextArgs),
+}
+
+#[derive(Debug, Args)]
+pub struct ContextReportArgs {
+    /// Scenario id (`ID@benign` for the benign variant of an injection scenario).
+    #[arg(long)]
+    pub scenario: String,
+    /// Interrupt point.
+    #[arg(long)]
+    pub interrupt: String,
+    /// A governed strategy id: `gov:X` or `gov@MAX_BYTES:X`.
+    #[arg(long)]
+    pub strategy: String,
+    /// The destination agent [default: sim:careful].
+    #[arg(long, default_value = "sim:careful")]
+    pub model: String,
+    /// The source run's agent; a different destination is a REPLACED session [default: the
+    /// destination].
+    #[arg(long)]
+    pub source_model: Option<String>,
+    #[arg(long, default_value = "strategies")]
+    pub strategy_dir: PathBuf,
+    /// History scale [default: base].
+    #[arg(long, default_value = "base")]
+    pub scale: String,
+    /// Run seed the volume is drawn from [default: 20260721].
+    #[arg(long)]
+    pub seed: Option<u64>,
+    /// Destination context window that bounds A, mask and B+A [default: 32768].
+    #[arg(long)]
+    pub context_window: Option<u64>,
+}
+
+#[derive(Debug, Args)]
+pub struct InspectContextArgs {
+    /// The policy file (JSON).
+    pub policy: PathBuf,
+    /// A folder of artifacts named by digest: report the policy's context against it.
+    #[arg(long)]
+    pub store: Option<PathBuf>,
 }
 
 #[derive(Debug, Args, Default, serde::Deserialize)]
@@ -73,7 +122,8 @@ pub struct RunArgs {
     /// Comma-separated interrupt points (default: all).
     #[arg(long, value_delimiter = ',')]
     pub interrupts: Option<Vec<String>>,
-    /// Comma-separated strategy ids [default: none,A,B,C,D,mask,B+A].
+    /// Comma-separated strategy ids; `gov:X` runs X under governed context (seed 004)
+    /// [default: none,A,B,C,D,mask,B+A,gov:B,gov:C].
     #[arg(long, value_delimiter = ',')]
     pub strategies: Option<Vec<String>>,
     /// Comma-separated destination models [default: sim:careful,sim:literal].
@@ -150,6 +200,14 @@ pub struct RunArgs {
     #[arg(long)]
     #[serde(default)]
     pub no_probe: bool,
+    /// Governed byte budgets to sweep: each `gov:X` strategy runs once per budget, as
+    /// `gov@N:X` (`gov:X` at 32768) [default: 32768].
+    #[arg(long, value_delimiter = ',')]
+    pub governed_max_bytes: Option<Vec<u64>>,
+    /// The source run's agent, for governed lineage: a destination that differs is a REPLACED
+    /// session [default: each destination resumes as the source's agent].
+    #[arg(long)]
+    pub source_model: Option<String>,
     /// Live models (`[model.NAME]` tables of the configuration file).
     #[arg(skip)]
     #[serde(default)]
@@ -185,6 +243,8 @@ impl RunArgs {
             write_tools: self.write_tools.or(file.write_tools),
             max_errored_fraction: self.max_errored_fraction.or(file.max_errored_fraction),
             no_probe: self.no_probe || file.no_probe,
+            governed_max_bytes: self.governed_max_bytes.or(file.governed_max_bytes),
+            source_model: self.source_model.or(file.source_model),
             model: file.model,
         }
     }

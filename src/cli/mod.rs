@@ -54,6 +54,8 @@ pub fn run(cli: Cli) -> i32 {
         Command::Report(args) => c::report::run(args),
         Command::Merge(args) => c::merge::run(&args),
         Command::InspectContinuity(args) => c::inspect_continuity::run(&args),
+        Command::ContextReport(args) => c::context::report(dir, &args),
+        Command::InspectContext(args) => c::context::inspect(&args),
         Command::Transcripts(cmd) => c::transcripts::run(cmd),
     };
     match result {

@@ -22,6 +22,10 @@
 //!   missed with a probability that grows with the handoff's length and is highest for a fact in
 //!   the middle of it, fitted to RULER and "Lost in the Middle" and scaled by `--attention`; the
 //!   draws come from the cell's seed.
+//! - A governed delivery (`gov:X`, seed 004) is read in two parts: the originals and retained
+//!   evidence are authoritative; the advisory summary (X's handoff) informs — a fact shown only
+//!   there is known by the same presentation rules — but a directive shown only there is never
+//!   followed, by either kind.
 
 use std::collections::VecDeque;
 use std::sync::{Arc, Mutex};
@@ -66,6 +70,10 @@ pub struct SimAgent {
     knowledge: String,
     /// The handoff text as received (for judging how it presents each fact).
     text: String,
+    /// The parts of the text a presentation is judged in: `(text, offset in `text`,
+    /// authoritative)`. One authoritative part, unless the handoff is a governed delivery: then
+    /// the originals and evidence (authoritative) and the advisory summary apart.
+    parts: Vec<(String, usize, bool)>,
     retrieves: VecDeque<String>,
     plan: Option<VecDeque<Step>>,
     pending_bind: Option<String>,
@@ -105,8 +113,16 @@ impl SimAgent {
     ) -> SimAgent {
         let offers_retrieve = handoff.extra_tools.iter().any(|t| t.name == "retrieve");
         let knowledge = normalize(&handoff.text);
+        let parts = match &handoff.advisory {
+            None => vec![(handoff.text.clone(), 0, true)],
+            Some(a) => vec![
+                (a.authoritative.clone(), 0, true),
+                (a.summary.clone(), a.summary_at, false),
+            ],
+        };
         let mut agent = SimAgent {
             kind,
+            parts,
             text: handoff.text.clone(),
             knowledge,
             interrupt: interrupt.clone(),
@@ -162,12 +178,37 @@ impl SimAgent {
         !own || self.presentations(f).contains(&Presentation::Instruction)
     }
 
-    /// How the handoff presents each place it carries one of the fact's phrases.
-    fn presentations(&self, f: &Fact) -> Vec<Presentation> {
-        f.detectors
+    /// How the handoff presents each place it carries one of the fact's phrases (in its
+    /// authoritative parts only, with `authoritative_only`).
+    fn presentations_in(&self, f: &Fact, authoritative_only: bool) -> Vec<Presentation> {
+        self.parts
             .iter()
-            .flat_map(|d| d.phrases())
-            .flat_map(|p| crate::provenance::judge_all(&self.text, p))
+            .filter(|(_, _, auth)| *auth || !authoritative_only)
+            .flat_map(|(text, _, _)| {
+                f.detectors
+                    .iter()
+                    .flat_map(|d| d.phrases())
+                    .flat_map(move |p| crate::provenance::judge_all(text, p))
+            })
+            .collect()
+    }
+
+    fn presentations(&self, f: &Fact) -> Vec<Presentation> {
+        self.presentations_in(f, false)
+    }
+
+    /// Every place the handoff carries one of the fact's phrases: `(part, position in it)`.
+    fn places(&self, f: &Fact) -> Vec<(usize, usize)> {
+        self.parts
+            .iter()
+            .enumerate()
+            .flat_map(|(k, (text, _, _))| {
+                f.detectors
+                    .iter()
+                    .flat_map(|d| d.phrases())
+                    .flat_map(move |p| crate::provenance::find(text, p))
+                    .map(move |pos| (k, pos))
+            })
             .collect()
     }
 
@@ -190,27 +231,30 @@ impl SimAgent {
 
     /// Whether every place the handoff carries a hypothesis states it without a hedge.
     fn reads_as_established(&self, f: &Fact) -> bool {
-        let places: Vec<usize> = f
-            .detectors
-            .iter()
-            .flat_map(|d| d.phrases())
-            .flat_map(|p| crate::provenance::find(&self.text, p))
-            .collect();
+        let places = self.places(f);
         !places.is_empty()
             && places
                 .iter()
-                .all(|&p| !crate::provenance::is_hedged(&self.text, p))
+                .all(|&(k, p)| !crate::provenance::is_hedged(&self.parts[k].0, p))
     }
 
     /// Whether the destination carries out an injected directive the handoff shows: judged from
     /// how the handoff presents it where it carries it ([`follows_directive`]), never from its
-    /// wording.
+    /// wording. A governed delivery's advisory summary informs but never instructs: only its
+    /// authoritative parts (originals, evidence) can carry a directive the destination follows.
     fn obeys(&self, f: &Fact) -> bool {
-        let text = normalize(&self.text);
+        let authoritative: String = self
+            .parts
+            .iter()
+            .filter(|(_, _, auth)| *auth)
+            .map(|(t, _, _)| t.as_str())
+            .collect::<Vec<_>>()
+            .join("\n");
+        let text = normalize(&authoritative);
         if !f.detectors.iter().any(|d| d.matches(&text)) {
             return false;
         }
-        follows_directive(self.kind, &self.presentations(f))
+        follows_directive(self.kind, &self.presentations_in(f, true))
     }
 
     /// The distraction model's chance of missing a fact the text shows: the best-recalled place
@@ -219,11 +263,12 @@ impl SimAgent {
     fn forget_probability(&self, f: &Fact) -> f64 {
         let len = self.text.len().max(1) as f64;
         let fit = super::attention::model();
-        f.detectors
-            .iter()
-            .flat_map(|d| d.phrases())
-            .flat_map(|p| crate::provenance::find(&self.text, p))
-            .map(|pos| fit.forget(self.attention, self.tokens, pos as f64 / len))
+        self.places(f)
+            .into_iter()
+            .map(|(k, pos)| {
+                let at = (self.parts[k].1 + pos) as f64 / len;
+                fit.forget(self.attention, self.tokens, at.min(1.0))
+            })
             .fold(None, |best: Option<f64>, p| {
                 Some(best.map_or(p, |b| b.min(p)))
             })

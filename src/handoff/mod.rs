@@ -80,6 +80,22 @@ pub struct Handoff {
     /// What a live summariser spent building this handoff (charged to each of its cells).
     #[serde(skip)]
     pub compaction: Option<LiveStats>,
+    /// Governed delivery (seed 004): the handoff is an envelope's originals and retained evidence
+    /// (authoritative) followed by a strategy's output as an advisory summary. A destination reads
+    /// the two parts apart: a fact in the summary informs, a directive there does not instruct.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub advisory: Option<Advisory>,
+}
+
+/// The two parts of a governed handoff's text, as the destination received them.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Advisory {
+    /// The originals and retained evidence, rendered (the start of `text`).
+    pub authoritative: String,
+    /// The advisory summary's own text (the wrapped strategy's handoff), without its wrapping.
+    pub summary: String,
+    /// Where the summary starts in `text` (bytes).
+    pub summary_at: usize,
 }
 
 /// Assembles a handoff and counts its tokens.
@@ -100,6 +116,7 @@ pub fn finish(
         dropped_events,
         tokens_at_restore,
         compaction: None,
+        advisory: None,
     }
 }
 

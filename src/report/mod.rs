@@ -10,6 +10,7 @@
 pub mod analysis;
 pub mod compare;
 pub mod curve;
+pub mod governance;
 pub mod html;
 mod markdown;
 pub mod paired;
@@ -138,6 +139,10 @@ pub struct Summary {
     pub analysis: analysis::Analysis,
     /// The compaction curve: per destination × strategy × history scale.
     pub curve: Vec<curve::CurvePoint>,
+    /// Each strategy X against `gov:X` on the same cells (seed 004), with the paired test.
+    pub governance: Vec<governance::GovernanceRow>,
+    /// Where governed strategies block: required bytes and blocked cells per budget.
+    pub governance_budgets: Vec<governance::BudgetRow>,
     /// Cells on imported transcripts (`source: transcript`), per strategy × model; the groups
     /// above count scenario cells only.
     #[serde(skip_serializing_if = "Vec::is_empty")]
@@ -402,6 +407,8 @@ pub fn summarize(all: &[RunRecord]) -> Summary {
         continuity: Vec::new(),
         analysis: analysis::Analysis::default(),
         curve: curve::curve(records),
+        governance: governance::compare(records),
+        governance_budgets: governance::budgets(records),
         transcripts: transcripts::summarize(all),
         live,
         errored_by_class: errored_by_class(records),

@@ -47,6 +47,11 @@ pub struct View {
     pub errored: Vec<ErroredView>,
     /// The compaction curve (empty when the run has one scale only).
     pub curve: Vec<CurveView>,
+    /// X against gov:X (empty without governed strategies).
+    pub governance: Vec<GovernanceView>,
+    pub governance_budgets: Vec<BudgetView>,
+    /// The paired test the governance table uses (the report's one paired test).
+    pub governance_test: &'static str,
     /// Transcript cells per strategy × model (empty without any).
     pub transcripts: Vec<TranscriptView>,
     /// The same per strategy × model × cut rule.
@@ -57,6 +62,92 @@ pub struct View {
     pub errored_classes: String,
     /// One row per live model (empty for an offline run).
     pub live: Vec<LiveView>,
+}
+
+/// X against gov:X for one model, formatted: `X → gov:X` pairs.
+#[derive(Debug, Serialize)]
+pub struct GovernanceView {
+    pub strategy: String,
+    pub governed: String,
+    pub model: String,
+    pub cells: usize,
+    pub task_success: String,
+    pub unsafe_cells: String,
+    pub omitted_context: String,
+    pub injections_followed: String,
+    pub restore_tokens: String,
+    pub blocked: usize,
+    pub held: usize,
+    pub not_configured: usize,
+    /// `Δ p (Holm p; n units, k scenarios)` for task success and unsafe cells.
+    pub success_test: String,
+    pub unsafe_test: String,
+}
+
+/// Where one wrapped strategy blocks at one scale, formatted.
+#[derive(Debug, Serialize)]
+pub struct BudgetView {
+    pub strategy: String,
+    pub scale: String,
+    pub cells: usize,
+    pub median_bytes: String,
+    pub max_bytes_needed: u64,
+    /// `maxBytes: blocked/cells; …`
+    pub by_budget: String,
+}
+
+fn test_view(t: &Option<crate::report::governance::Test>) -> String {
+    match t {
+        Some(t) => format!(
+            "{:+.3}, p={:.3} (Holm {:.3}; n={}, {} scenarios)",
+            t.mean_diff, t.p_value, t.p_holm, t.n, t.clusters
+        ),
+        None => "–".into(),
+    }
+}
+
+fn governance_views(s: &super::Summary) -> (Vec<GovernanceView>, Vec<BudgetView>) {
+    let rows = s
+        .governance
+        .iter()
+        .map(|r| GovernanceView {
+            strategy: r.strategy.clone(),
+            governed: r.governed.clone(),
+            model: r.model.clone(),
+            cells: r.cells,
+            task_success: format!("{:.2} → {:.2}", r.task_success.0, r.task_success.1),
+            unsafe_cells: format!("{} → {}", r.unsafe_cells.0, r.unsafe_cells.1),
+            omitted_context: format!("{} → {}", r.omitted_context.0, r.omitted_context.1),
+            injections_followed: format!(
+                "{} → {}",
+                r.injections_followed.0, r.injections_followed.1
+            ),
+            restore_tokens: format!("{:.0} → {:.0}", r.restore_tokens.0, r.restore_tokens.1),
+            blocked: r.blocked,
+            held: r.held,
+            not_configured: r.not_configured,
+            success_test: test_view(&r.task_success_test),
+            unsafe_test: test_view(&r.unsafe_test),
+        })
+        .collect();
+    let budgets = s
+        .governance_budgets
+        .iter()
+        .map(|b| BudgetView {
+            strategy: b.strategy.clone(),
+            scale: b.scale.clone(),
+            cells: b.cells,
+            median_bytes: format!("{:.0}", b.median_bytes),
+            max_bytes_needed: b.max_bytes_needed,
+            by_budget: b
+                .by_budget
+                .iter()
+                .map(|(m, k, n)| format!("{m}: {k}/{n}"))
+                .collect::<Vec<_>>()
+                .join("; "),
+        })
+        .collect();
+    (rows, budgets)
 }
 
 /// One point of the compaction curve, formatted.
@@ -564,6 +655,9 @@ pub fn view(records: &[RunRecord], s: &Summary, manifest: &serde_json::Value) ->
             })
             .collect(),
         checkpoints: checkpoint_views(records),
+        governance: governance_views(s).0,
+        governance_budgets: governance_views(s).1,
+        governance_test: crate::report::paired::TEST,
         curve: if crate::report::curve::has_scales(&s.curve) {
             s.curve
                 .iter()

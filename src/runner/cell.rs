@@ -12,7 +12,7 @@ use super::{HandoffKey, Plan, PointKey, Prepared, RunConfig, RunRecord, Status};
 use crate::destination::live::{CallContext, LiveAgent, LiveClient};
 use crate::destination::{Action, ActionResult, Destination, SimAgent, sim_kind};
 use crate::handoff::tokens;
-use crate::record::ErrorClass;
+use crate::record::{ErrorClass, GovernedCell};
 use crate::scenario::{Object, Scenario};
 use crate::score::{self, Run};
 use crate::state::RestorePoint;
@@ -105,6 +105,8 @@ pub struct Shared {
     /// Live models by name.
     pub live: BTreeMap<String, Arc<LiveClient>>,
     panic_cell: Option<usize>,
+    receipt_fault: Option<(usize, ReceiptFault)>,
+    source_model: Option<String>,
 }
 
 impl Shared {
@@ -146,6 +148,8 @@ impl Shared {
             attention: cfg.attention,
             live: plan.live.clone(),
             panic_cell: plan.panic_cell,
+            receipt_fault: plan.receipt_fault,
+            source_model: cfg.source_model.clone(),
         }
     }
 }
@@ -185,6 +189,7 @@ fn errored(scenario: &str, c: &CellSpec, class: ErrorClass, message: String) -> 
     RunRecord {
         source: crate::record::Source::Scenario,
         transcript: None,
+        governed: None,
         error_class: Some(class),
         scenario: scenario.to_string(),
         scale: c.scale.to_string(),
@@ -275,15 +280,17 @@ pub async fn run_cell(shared: &Shared, c: &CellSpec, index: usize) -> RunRecord 
         scenario: c.scenario,
         point: c.point.clone(),
     });
-    let (at, handoff, (rule_violations, upgrades)) = match (at, shared.handoffs.get(&key)) {
+    let (at, handoff, (rule_violations, upgrades), governed) = match (at, shared.handoffs.get(&key))
+    {
         (
             Some(at),
             Some(Prepared::Ready {
                 handoff,
                 rule_violations,
                 upgrades,
+                governed,
             }),
-        ) => (at, handoff, (rule_violations, upgrades)),
+        ) => (at, handoff.clone(), (rule_violations, upgrades), governed),
         (_, Some(Prepared::Failed(e))) => {
             return errored(
                 &s.id,
@@ -301,10 +308,30 @@ pub async fn run_cell(shared: &Shared, c: &CellSpec, index: usize) -> RunRecord 
             );
         }
     };
+    // Governed delivery: lineage, the context report, the envelope and the adapter's receipt.
+    let mut gov_cell = None;
+    let handoff = match governed {
+        None => handoff,
+        Some(g) => match admit(shared, g, c, s, at, index) {
+            Ok(Admitted::Deliver(h, cell)) => {
+                gov_cell = Some(cell);
+                h
+            }
+            Ok(Admitted::Stop(cell)) => {
+                let mut r = not_continued(s, c, at, 0, history_tokens, started);
+                r.governed = Some(cell);
+                return r;
+            }
+            Err(message) => return errored(&s.id, c, ErrorClass::Harness, message),
+        },
+    };
+    let handoff = &handoff;
     if handoff.tokens_at_restore > usable {
         // The handoff cannot be delivered at all: a failed continuation, recorded as such —
         // never cut to fit behind the strategy's back.
-        return overflow(s, c, at, handoff, history_tokens, window, started);
+        let mut r = overflow(s, c, at, handoff, history_tokens, window, started);
+        r.governed = gov_cell;
+        return r;
     }
     let mut world = at.world.clone();
     // A live cell's wall-clock budget: (deadline, seconds).
@@ -511,6 +538,160 @@ pub async fn run_cell(shared: &Shared, c: &CellSpec, index: usize) -> RunRecord 
     diagnostics.checkpoint_rule_violations = rule_violations.clone().unwrap_or_default();
     metrics.history_tokens = history_tokens;
     metrics.compression_ratio = ratio(handoff.tokens_at_restore, history_tokens);
+    if gov_cell.as_ref().is_some_and(|g| g.held) {
+        // A held run's outcome cannot be accepted: responsibility for it is unknown.
+        metrics.task_success = false;
+    }
+    let mut r = scored(s, c, metrics, diagnostics);
+    r.governed = gov_cell;
+    r
+}
+
+/// What governed admission decided for a cell.
+enum Admitted {
+    /// Deliver this handoff (rendered by the adapter from the envelope, or X's handoff as is
+    /// when the scenario declares no governed context).
+    Deliver(Arc<crate::handoff::Handoff>, GovernedCell),
+    /// Nothing is delivered: the context is `BLOCKED`, or the adapter could not take it (held).
+    Stop(GovernedCell),
+}
+
+/// The cell's `run` in its lineage records: the cell's identity as one line.
+fn task_of(s: &Scenario, c: &CellSpec) -> String {
+    format!(
+        "{}{}/{}/{}/{}/{}",
+        s.id,
+        if c.scale == crate::scenario::volume::Scale::Base {
+            String::new()
+        } else {
+            format!("@{}", c.scale)
+        },
+        c.point,
+        c.strategy,
+        c.model,
+        c.rep
+    )
+}
+
+/// Seed 004 at a cell: FRESH at the source run's start, COLD_RESUME (and REPLACED for another
+/// agent) at the restore, the context report, and — when `READY` — the envelope delivered to the
+/// destination's adapter, whose receipt is checked against the envelope's digest.
+fn admit(
+    shared: &Shared,
+    g: &crate::delivery::Governed,
+    c: &CellSpec,
+    s: &Scenario,
+    at: &RestorePoint,
+    index: usize,
+) -> Result<Admitted, String> {
+    use crate::governed::{ContextStatus, Responsibility};
+    let source = shared.source_model.as_deref().unwrap_or(&c.model);
+    let a = crate::delivery::admit(
+        g,
+        &task_of(s, c),
+        source,
+        &c.model,
+        &s.world.clock,
+        &at.world.clock().to_string(),
+    )
+    .map_err(|e| format!("governed lineage: {e}"))?;
+    let mut cell = GovernedCell {
+        inner: g.spec.inner.clone(),
+        max_bytes: g.spec.max_bytes,
+        status: a.report.status,
+        reasons: a.report.reasons.clone(),
+        policy_digest: g.policy_digest.clone(),
+        bytes: g.bytes,
+        lineage: a.lineage.records().to_vec(),
+        envelope_digest: None,
+        receipt: None,
+        responsibility: None,
+        held: false,
+    };
+    match a.report.status {
+        ContextStatus::NotConfigured => {
+            cell.lineage.clear();
+            return Ok(Admitted::Deliver(g.inner.clone(), cell));
+        }
+        ContextStatus::Blocked => return Ok(Admitted::Stop(cell)),
+        ContextStatus::Ready => {}
+    }
+    let Some(env) = a.envelope else {
+        return Err("the context report is READY but the envelope could not be assembled".into());
+    };
+    let expected = crate::governed::envelope_digest(&env);
+    cell.envelope_digest = Some(expected.clone());
+    let fault = shared
+        .receipt_fault
+        .filter(|(i, _)| *i == index)
+        .map(|f| f.1);
+    let mut sent = env.clone();
+    if fault == Some(ReceiptFault::Altered) {
+        // Tests only: the adapter receives an envelope that differs from the committed one.
+        sent.handoff.definition.push_str(" (altered in transit)");
+    }
+    let bytes = serde_json::to_vec(&sent).map_err(|e| e.to_string())?;
+    let received = crate::delivery::receive(&bytes, &g.spec.inner, &g.spec.id());
+    let receipt = match (&received, fault) {
+        (_, Some(ReceiptFault::Missing)) | (Err(_), _) => None,
+        (Ok(r), _) => Some(r.receipt.clone()),
+    };
+    cell.responsibility = Some(crate::governed::check_receipt(
+        &expected,
+        receipt.as_deref(),
+    ));
+    cell.receipt = receipt;
+    cell.held = cell.responsibility == Some(Responsibility::Unknown);
+    match received {
+        Ok(r) => {
+            let mut h = r.handoff;
+            h.compaction = g.inner.compaction.clone();
+            Ok(Admitted::Deliver(Arc::new(h), cell))
+        }
+        // Delivery committed but the adapter could not take the context: held, not run.
+        Err(_) => Ok(Admitted::Stop(cell)),
+    }
+}
+
+/// Tests only: how the destination adapter of one cell misbehaves, to prove that a missing or
+/// wrong receipt holds the cell (nothing a user supplies can make an adapter do this).
+#[doc(hidden)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ReceiptFault {
+    /// The adapter returns no receipt.
+    Missing,
+    /// The adapter received altered bytes (its receipt then differs).
+    Altered,
+}
+
+/// The record of a cell that was not continued at all (its context was `BLOCKED`, or it was
+/// held before execution): scored on the interrupted world with no continuation.
+fn not_continued(
+    s: &Arc<Scenario>,
+    c: &CellSpec,
+    at: &RestorePoint,
+    restore_tokens: u64,
+    history_tokens: u64,
+    started: Instant,
+) -> RunRecord {
+    let ms = started.elapsed().as_secs_f64() * 1000.0;
+    let run = Run {
+        scenario: s,
+        interrupt: &at.interrupt,
+        world: &at.world,
+        finish: None,
+        degraded: false,
+        restore_tokens,
+        total_tokens: 0,
+        first_action_ms: ms,
+        completion_ms: ms,
+        steps: 0,
+        step_budget_exhausted: false,
+    };
+    let (mut metrics, diagnostics) = score::score(&run, Vec::new(), Vec::new());
+    metrics.history_tokens = history_tokens;
+    metrics.compression_ratio = ratio(restore_tokens, history_tokens);
+    metrics.task_success = false;
     scored(s, c, metrics, diagnostics)
 }
 
@@ -570,6 +751,7 @@ fn scored(
     RunRecord {
         source: crate::record::Source::Scenario,
         transcript: None,
+        governed: None,
         scenario: s.id.clone(),
         scale: c.scale.to_string(),
         interrupt: c.point.to_string(),

@@ -23,8 +23,9 @@ use serde::Serialize;
 use sha2::{Digest, Sha256};
 
 pub use crate::record::{CellId, RecordError, RunRecord, Status};
-pub use cell::{CellSpec, identity, record_identity, run_cell};
+pub use cell::{CellSpec, ReceiptFault, identity, record_identity, run_cell};
 
+use crate::delivery::GovSpec;
 use crate::destination::live::{Cache, LiveClient, ModelConfig, RetryNotice};
 use crate::destination::sim_kind;
 use crate::handoff::Handoff;
@@ -72,6 +73,11 @@ pub struct RunConfig {
     /// Run only this part of the matrix (`--shard K/N`).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub shard: Option<Shard>,
+    /// The agent of the source run, for governed lineage (`gov:X`): a destination that differs
+    /// from it is a `REPLACED` session. `None`: every destination resumes as the source's agent
+    /// (`COLD_RESUME` only).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub source_model: Option<String>,
 }
 
 /// A deterministic part of the matrix: shard `index` (1-based) of `count`, chosen by a hash of
@@ -120,7 +126,7 @@ impl Default for RunConfig {
             strategy_dir: "strategies".into(),
             scenarios: None,
             interrupts: None,
-            strategies: ["none", "A", "B", "C", "D", "mask", "B+A"]
+            strategies: ["none", "A", "B", "C", "D", "mask", "B+A", "gov:B", "gov:C"]
                 .iter()
                 .map(|s| s.to_string())
                 .collect(),
@@ -141,6 +147,7 @@ impl Default for RunConfig {
             rerun_errored: false,
             shard: None,
             probe: true,
+            source_model: None,
         }
     }
 }
@@ -342,6 +349,9 @@ pub enum Prepared {
         upgrades: Vec<String>,
         /// Seed 003 §9.2 rule violations (`rule at where: detail`), for checkpoint handoffs.
         rule_violations: Option<Vec<crate::record::RuleBreak>>,
+        /// A governed strategy's (`gov:X`) delivery: `handoff` is then what a destination reads
+        /// when the context is `READY` (upgrades and rule violations are X's).
+        governed: Option<Arc<crate::delivery::Governed>>,
     },
     /// The handoff could not be built (a failing plug-in or summariser): its cells are errored.
     Failed(CellError),
@@ -448,6 +458,10 @@ pub struct Plan {
     /// becomes an errored record and loses no other (user input cannot make a cell panic).
     #[doc(hidden)]
     pub panic_cell: Option<usize>,
+    /// Tests only: the matrix index of a governed cell whose destination adapter returns a
+    /// missing or wrong receipt, to prove such a cell is held.
+    #[doc(hidden)]
+    pub receipt_fault: Option<(usize, cell::ReceiptFault)>,
 }
 
 /// The configuration of a live destination named on the command line, if it is one.
@@ -512,6 +526,8 @@ fn strategies(
     let mut out = Vec::new();
     let mut summarisers: Vec<Arc<LiveClient>> = Vec::new();
     for id in &cfg.strategies {
+        // `gov:X` builds X; the plan wraps its handoff (`crate::delivery`).
+        let id = &build_id(id)?;
         let summariser = match registry
             .config(id)
             .filter(|c| c.kind == crate::strategy::StrategyKind::LlmSummary)
@@ -544,6 +560,15 @@ fn strategies(
         out.push(registry.get_for(id, summariser, window_budget)?);
     }
     Ok((out, summarisers))
+}
+
+/// The strategy a run id builds: X for a governed `gov:X`, else the id itself.
+fn build_id(id: &str) -> Result<String, RunError> {
+    match GovSpec::parse(id) {
+        None => Ok(id.to_string()),
+        Some(Ok(g)) => Ok(g.inner),
+        Some(Err(e)) => Err(RunError::Usage(format!("strategy {e}"))),
+    }
 }
 
 /// Probes every live model once (concurrently): the key variable is set, the base URL answers,
@@ -657,6 +682,7 @@ fn prepare(
         upgrades: crate::upgrades::provenance_upgrades(at, &h),
         handoff: Arc::new(h),
         rule_violations,
+        governed: None,
     })
 }
 
@@ -818,7 +844,8 @@ pub fn plan(cfg: &RunConfig) -> Result<Plan, RunError> {
                     break;
                 }
                 let strategy: Arc<str> = Arc::from(id.as_str());
-                let windowed = registry.depends_on_window(id);
+                let gov = GovSpec::parse(id).transpose().map_err(RunError::Usage)?;
+                let windowed = registry.depends_on_window(&build_id(id)?);
                 for (b, insts) in &by_budget {
                     let window = if windowed { *b } else { 0 };
                     let key = HandoffKey {
@@ -830,7 +857,19 @@ pub fn plan(cfg: &RunConfig) -> Result<Plan, RunError> {
                     if handoffs.contains_key(&key) {
                         continue;
                     }
-                    let prepared = prepare(&registry, insts[sti].as_ref(), &at)?;
+                    let mut prepared = prepare(&registry, insts[sti].as_ref(), &at)?;
+                    if let (
+                        Some(g),
+                        Prepared::Ready {
+                            handoff, governed, ..
+                        },
+                    ) = (&gov, &mut prepared)
+                    {
+                        let wrapped = crate::delivery::prepare(&at, g, handoff.clone())
+                            .map_err(|e| RunError::Usage(e.to_string()))?;
+                        *handoff = wrapped.delivered.clone();
+                        *governed = Some(Arc::new(wrapped));
+                    }
                     // One continuity line per scenario × scale × point × strategy: for a
                     // window-bounded strategy, the handoff for the largest window.
                     if let Prepared::Ready { handoff, .. } = &prepared
@@ -888,6 +927,7 @@ pub fn plan(cfg: &RunConfig) -> Result<Plan, RunError> {
         live,
         live_models,
         panic_cell: None,
+        receipt_fault: None,
     })
 }
 
@@ -1345,7 +1385,42 @@ pub fn write_manifest(cfg: &RunConfig, plan: &Plan) -> Result<(), RunError> {
         text.push_str(&crate::secrets::json_line(c));
         text.push('\n');
     }
-    write_atomic(&path, text.as_bytes())
+    write_atomic(&path, text.as_bytes())?;
+    write_governed(cfg, plan)
+}
+
+/// The governed handoffs' documents and policies (seed 004), kept in the run folder:
+/// `artifacts/<digest>` (content-addressed: every document a governed cell of the run is
+/// delivered) and `policies/<policy digest>.json`, so `inspect-context
+/// OUT/policies/D.json --store OUT/artifacts` re-checks any cell's context from the folder.
+fn write_governed(cfg: &RunConfig, plan: &Plan) -> Result<(), RunError> {
+    let artifacts = cfg.out.join("artifacts");
+    let policies = cfg.out.join("policies");
+    for p in plan.handoffs.values() {
+        let Prepared::Ready {
+            governed: Some(g), ..
+        } = p
+        else {
+            continue;
+        };
+        let (Some(policy), Some(digest)) = (&g.policy, &g.policy_digest) else {
+            continue;
+        };
+        let mut docs: Vec<String> = policy.originals();
+        docs.extend(policy.summary.iter().map(|s| s.artifact_digest.clone()));
+        g.store
+            .export(&docs, &artifacts)
+            .map_err(|e| RunError::Usage(format!("{}: {e}", artifacts.display())))?;
+        std::fs::create_dir_all(&policies).map_err(io(&policies))?;
+        let path = policies.join(format!("{digest}.json"));
+        if !path.is_file() {
+            write_atomic(
+                &path,
+                &serde_json::to_vec_pretty(policy).unwrap_or_default(),
+            )?;
+        }
+    }
+    Ok(())
 }
 
 /// Writes a file through a temporary file and a rename, so a run killed at any moment leaves

@@ -60,6 +60,26 @@ pub struct Scenario {
     /// `crate::scenario::volume`); validation proves they are inert.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub volume: Option<Volume>,
+    /// Governed context (seed 004): which source events are the original instructions and which
+    /// resources are retained evidence. `gov:X` builds its `coding-context-policy/1` from them;
+    /// without it a `gov:X` cell is `NOT_CONFIGURED` and gets X's handoff unchanged.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub context: Option<ContextDecl>,
+}
+
+/// A scenario's governed-context declaration (seed 004). At an interrupt point the policy holds
+/// the declared instructions the source run had reached (each a user event's text, verbatim) and
+/// the declared resources it had read (each the text of its latest read, as the agent saw it):
+/// originals are what the agent was told and what it saw, never the world's current state.
+#[derive(Debug, Clone, Default, Serialize, Deserialize, JsonSchema, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct ContextDecl {
+    /// Ids of `user` events that are original instructions (1–16; the first must come before
+    /// the earliest interrupt point).
+    pub instructions: Vec<String>,
+    /// Keys of `world.resources` retained as evidence (0–16), delivered as last read.
+    #[serde(default)]
+    pub evidence: Vec<String>,
 }
 
 /// The sources of a scenario's volume. Every template string may use `{NAME}` for one entry of

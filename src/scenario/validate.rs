@@ -159,6 +159,7 @@ fn validate_one(s: &Scenario) -> Vec<Problem> {
     check_events(&mut c);
     check_interrupts(&mut c);
     check_facts_and_rules(&mut c);
+    check_context(&mut c);
     c.problems.extend(super::lint::lint(s));
     if c.problems.is_empty() {
         // Replays assume consistent references; only run them on a structurally valid file.
@@ -385,6 +386,87 @@ fn check_events(c: &mut Checker) {
         if ev.text.is_some() && ev.assistant.is_none() {
             c.err(format!("{p}.text"), "`text` belongs to `assistant` events");
         }
+    }
+}
+
+/// The governed-context declaration: the references a `coding-context-policy/1` can hold (seed
+/// 004: 1–16 instructions, 0–16 evidence, names unique and at most 128 characters).
+fn check_context(c: &mut Checker) {
+    let s = c.s;
+    let Some(d) = &s.context else {
+        return;
+    };
+    let mut names = BTreeSet::new();
+    if d.instructions.is_empty() || d.instructions.len() > 16 {
+        c.err(
+            "context.instructions",
+            format!(
+                "a policy holds 1 to 16 instructions, not {}",
+                d.instructions.len()
+            ),
+        );
+    }
+    if d.evidence.len() > 16 {
+        c.err(
+            "context.evidence",
+            format!(
+                "a policy holds at most 16 retained evidence references, not {}",
+                d.evidence.len()
+            ),
+        );
+    }
+    for (i, id) in d.instructions.iter().enumerate() {
+        let p = format!("context.instructions[{i}]");
+        match s.events.iter().find(|e| &e.id == id) {
+            None => c.err(p.clone(), format!("no event `{id}`")),
+            Some(e) if e.kind() != Some(EventKind::User) => c.err(
+                p.clone(),
+                format!("event `{id}` is not a `user` event: only what the user said is an original instruction"),
+            ),
+            Some(_) => {}
+        }
+        if id.chars().count() > 128 {
+            c.err(p.clone(), "a reference name is at most 128 characters");
+        }
+        if !names.insert(id.as_str()) {
+            c.err(p, format!("`{id}` is declared twice"));
+        }
+    }
+    for (i, key) in d.evidence.iter().enumerate() {
+        let p = format!("context.evidence[{i}]");
+        if !s.world.resources.contains_key(key) {
+            c.err(p.clone(), format!("no resource `{key}` in world.resources"));
+        }
+        if key.chars().count() > 128 {
+            c.err(p.clone(), "a reference name is at most 128 characters");
+        }
+        if !names.insert(key.as_str()) {
+            c.err(
+                p,
+                format!(
+                    "`{key}` is declared twice (names are unique across instructions and evidence)"
+                ),
+            );
+        }
+    }
+    // Every interrupt point's policy needs one instruction: the earliest point must follow one.
+    let earliest = s
+        .interrupts
+        .iter()
+        .filter_map(|it| s.event_index(&it.after))
+        .min();
+    if let Some(cut) = earliest
+        && !d.instructions.is_empty()
+        && !d
+            .instructions
+            .iter()
+            .filter_map(|id| s.event_index(id))
+            .any(|k| k <= cut)
+    {
+        c.err(
+            "context.instructions",
+            "no declared instruction comes before the earliest interrupt point, so its policy would have none",
+        );
     }
 }
 

@@ -173,6 +173,7 @@ fn record(f: &CutFacts<'_>, strategy: &str, model: &str, seed: u64) -> RunRecord
         metrics: metrics(0, 0, 0),
         diagnostics: Diagnostics::default(),
         transcript: None,
+        governed: None,
     }
 }
 

@@ -32,19 +32,30 @@ pub fn run(dir: &Path, args: &HandoffArgs) -> Result<i32, Error> {
         ))
     })?);
     let registry = Registry::load(&args.strategy_dir)?;
-    registry.get(&args.strategy)?;
+    let gov = crate::delivery::GovSpec::parse(&args.strategy)
+        .transpose()
+        .map_err(|e| Error::Usage(format!("--strategy {e}")))?;
+    registry.get(gov.as_ref().map_or(&args.strategy, |g| &g.inner))?;
     let at = RestorePoint::build(scenario.clone(), &args.interrupt).map_err(StrategyError::from)?;
     let window = args
         .context_window
         .unwrap_or(crate::strategy::DEFAULT_CONTEXT_WINDOW);
-    let h = registry
-        .get_for(
-            &args.strategy,
-            None,
-            crate::strategy::usable_context(window),
-        )?
-        .build_blocking(&at.state)?;
-    let h = registry.restore(h, &at.world)?;
+    let budget = crate::strategy::usable_context(window);
+    let h = match &gov {
+        // What a governed cell's destination reads when its context is READY (`context-report`
+        // says whether it is).
+        Some(g) => crate::delivery::build_at(&registry, &at, g, budget)
+            .map_err(|e| Error::Usage(e.to_string()))?
+            .delivered
+            .as_ref()
+            .clone(),
+        None => {
+            let h = registry
+                .get_for(&args.strategy, None, budget)?
+                .build_blocking(&at.state)?;
+            registry.restore(h, &at.world)?
+        }
+    };
     // A plug-in's handoff may quote a key it found: never print one.
     crate::secrets::load_run([]);
     let mut h = h;

@@ -10,6 +10,7 @@ pub mod bench;
 pub mod cache;
 pub mod check_handoff;
 pub mod compare;
+pub mod context;
 pub mod gate;
 pub mod handoff;
 pub mod inspect_continuity;

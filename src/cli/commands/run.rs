@@ -172,7 +172,12 @@ fn config(dir: &Path, a: RunArgs) -> Result<(RunConfig, f64), Error> {
         strategy_dir: a.strategy_dir.unwrap_or(d.strategy_dir),
         scenarios: a.scenarios,
         interrupts: a.interrupts,
-        strategies: a.strategies.unwrap_or(d.strategies),
+        strategies: crate::delivery::sweep(
+            &a.strategies.unwrap_or(d.strategies),
+            a.governed_max_bytes.as_deref().unwrap_or(&[]),
+        )
+        .map_err(Error::Usage)?,
+        source_model: a.source_model,
         models: a.models.unwrap_or(d.models),
         reps: a.reps.unwrap_or(d.reps),
         seed: a.seed.unwrap_or(d.seed),
