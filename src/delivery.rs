@@ -14,8 +14,6 @@
 
 use std::sync::Arc;
 
-use serde::{Deserialize, Serialize};
-
 use crate::governed::{
     self, ArtifactRef, ArtifactStore, ContextEnvelope, ContextPolicy, ContextReport, ContextStatus,
     HandoffIdentity, Lineage, SummaryRef,
@@ -92,14 +90,8 @@ impl GovSpec {
     }
 }
 
-/// Raw bytes by role: what `maxBytes` counts.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
-pub struct Bytes {
-    pub instructions: u64,
-    pub evidence: u64,
-    pub summary: u64,
-    pub total: u64,
-}
+/// Raw bytes by role: what `maxBytes` counts (the record's type).
+pub use crate::record::GovernedBytes as Bytes;
 
 /// A `gov:X` handoff at one restore point, prepared once and shared by its cells.
 #[derive(Debug)]

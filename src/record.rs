@@ -101,6 +101,15 @@ pub struct RunRecord {
     pub governed: Option<GovernedCell>,
 }
 
+/// Raw document bytes of a governed cell's policy by role: what `maxBytes` is compared with.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct GovernedBytes {
+    pub instructions: u64,
+    pub evidence: u64,
+    pub summary: u64,
+    pub total: u64,
+}
+
 /// What a governed cell records (seed 004): never document contents, only references.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct GovernedCell {
@@ -117,7 +126,7 @@ pub struct GovernedCell {
     pub policy_digest: Option<String>,
     /// Raw bytes the policy's documents need (instructions, evidence, summary, total): what
     /// `maxBytes` was compared with.
-    pub bytes: crate::delivery::Bytes,
+    pub bytes: GovernedBytes,
     /// The session records (FRESH, COLD_RESUME, REPLACED), immutable.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub lineage: Vec<crate::governed::SessionRecord>,

@@ -9,6 +9,7 @@ fn record(scenario: &str, interrupt: &str, strategy: &str, rep: u32, quality: f6
     RunRecord {
         source: compaction_eval::record::Source::Scenario,
         transcript: None,
+        governed: None,
         scenario: scenario.into(),
         scale: "base".into(),
         interrupt: interrupt.into(),

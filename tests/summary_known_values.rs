@@ -18,6 +18,7 @@ fn record(strategy: &str, interrupt: &str, rep: u32, c: Cell) -> RunRecord {
     RunRecord {
         source: compaction_eval::record::Source::Scenario,
         transcript: None,
+        governed: None,
         scenario: "s".into(),
         scale: "base".into(),
         interrupt: interrupt.into(),

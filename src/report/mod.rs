@@ -494,12 +494,18 @@ impl Export for RunsCsv {
             "output_tokens",
             "cost_usd",
             "model_latency_ms",
+            "governed_status",
+            "governed_reasons",
+            "governed_bytes",
+            "governed_max_bytes",
+            "governed_held",
         ])
         .map_err(|e| e.to_string())?;
         for r in records {
             let m = &r.metrics;
             let t = r.transcript.as_ref();
             let l = r.diagnostics.live.as_ref();
+            let g = r.governed.as_ref();
             let lv = |f: &dyn Fn(&crate::record::LiveStats) -> String| l.map(f).unwrap_or_default();
             w.write_record([
                 r.scenario.clone(),
@@ -553,6 +559,28 @@ impl Export for RunsCsv {
                 lv(&|l| l.output_tokens.to_string()),
                 lv(&|l| l.cost_usd.map(|c| format!("{c:.6}")).unwrap_or_default()),
                 lv(&|l| format!("{:.3}", l.latency_ms)),
+                g.map(|g| {
+                    serde_json::to_value(g.status)
+                        .ok()
+                        .and_then(|v| v.as_str().map(str::to_string))
+                        .unwrap_or_default()
+                })
+                .unwrap_or_default(),
+                g.map(|g| {
+                    g.reasons
+                        .iter()
+                        .filter_map(|r| {
+                            serde_json::to_value(r)
+                                .ok()
+                                .and_then(|v| v.as_str().map(str::to_string))
+                        })
+                        .collect::<Vec<_>>()
+                        .join(" ")
+                })
+                .unwrap_or_default(),
+                g.map(|g| g.bytes.total.to_string()).unwrap_or_default(),
+                g.map(|g| g.max_bytes.to_string()).unwrap_or_default(),
+                g.map(|g| g.held.to_string()).unwrap_or_default(),
             ])
             .map_err(|e| e.to_string())?;
         }
