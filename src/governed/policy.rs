@@ -609,11 +609,14 @@ fn check_based_on(
         return None;
     };
     let mut ok = true;
+    // An entry that is not a digest may have meant any original: then no original is called missing.
+    let mut unread = false;
     let mut out: Vec<String> = Vec::new();
     for (i, item) in items.iter().enumerate() {
         let path = format!("summary.basedOn[{i}]");
         let Some(d) = check_digest(&path, item, k, c) else {
             ok = false;
+            unread = true;
             continue;
         };
         if out.contains(&d) {
@@ -633,7 +636,8 @@ fn check_based_on(
         out.push(d);
     }
     let mut reported: Vec<&str> = Vec::new();
-    for o in originals.unwrap_or_default() {
+    let judged = if unread { None } else { originals };
+    for o in judged.unwrap_or_default() {
         if !out.contains(&o.value) && !reported.contains(&o.value.as_str()) {
             reported.push(&o.value);
             c.push(
