@@ -1435,3 +1435,39 @@ proptest! {
         }
     }
 }
+
+#[test]
+fn a_lineage_read_back_from_its_records_is_checked() {
+    let mut l = Lineage::fresh("run-1", "agent-a", "assignment-1", &dg('9'), "t0");
+    l.cold_resume(1, "agent-a", "t1").unwrap();
+    l.replace(1, "agent-b", "t2").unwrap();
+    let json = serde_json::to_string(&l).unwrap();
+    let records: Vec<compaction_eval::governed::SessionRecord> =
+        serde_json::from_str(&json).unwrap();
+    assert_eq!(Lineage::from_records(records.clone()).unwrap(), l);
+
+    // A record edited after the fact no longer has the id its contents give.
+    let mut other = Lineage::fresh("run-1", "agent-a", "assignment-1", &dg('9'), "t0");
+    other.cold_resume(1, "agent-a", "t1").unwrap();
+    let other_id = other.replace(1, "agent-c", "t2").unwrap().session.clone();
+    let mut edited = records.clone();
+    edited[2].agent = "agent-c".into();
+    assert_eq!(
+        Lineage::from_records(edited).unwrap_err().to_string(),
+        format!(
+            "session record 2 does not continue the lineage: its id is {}, its contents give {other_id}",
+            records[2].session
+        )
+    );
+    let mut dropped = records.clone();
+    dropped.remove(1);
+    assert_eq!(
+        Lineage::from_records(dropped).unwrap_err().to_string(),
+        format!(
+            "session record 1 does not continue the lineage: its parent is not the session before it ({})",
+            records[0].session
+        )
+    );
+    assert!(Lineage::from_records(records[1..].to_vec()).is_err());
+    assert!(Lineage::from_records(Vec::new()).is_err());
+}
