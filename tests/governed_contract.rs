@@ -684,6 +684,24 @@ fn inspect_file_names_the_file_and_the_errors() {
         format!("{}:4:1: not valid JSON: trailing comma", bad.display())
     );
 
+    // A field named twice is refused at the second name (serde_json alone would keep the last value).
+    let twice = dir.join("twice.json");
+    std::fs::write(
+        &twice,
+        format!(
+            "{{\"format\": \"coding-context-policy/1\", \"instructions\": [{{\"name\": \"r\", \"artifactDigest\": \"{}\"}}],\n\"retainedEvidence\": [], \"summary\": null, \"maxBytes\": 8192,\n\"maxBytes\": 32768}}",
+            dg('a')
+        ),
+    )
+    .unwrap();
+    assert_eq!(
+        inspect_file(&twice).unwrap_err().to_string(),
+        format!(
+            "{}:3:10: not valid JSON: duplicate field `maxBytes` (a policy names each field once)",
+            twice.display()
+        )
+    );
+
     let invalid = dir.join("invalid.json");
     std::fs::write(&invalid, with("maxBytes", json!(0)).to_string()).unwrap();
     assert_eq!(
