@@ -95,6 +95,8 @@ pub enum LineageError {
     SameAgent { agent: String, session: String },
     #[error("the lineage is bound to policy {expected}; policy {found} cannot resume it")]
     PolicyChanged { expected: String, found: String },
+    #[error("session record {index} does not continue the lineage: {message}")]
+    Broken { index: usize, message: String },
 }
 
 /// The append-only session records of one governed run (see the module doc).
@@ -203,6 +205,72 @@ impl Lineage {
             });
         }
         Ok(self.append(SessionKind::Replaced, epoch, agent, created_at))
+    }
+
+    /// A lineage read back from its records (a results file, a report), checked: a `FRESH` record in
+    /// epoch 0 first, then records each naming the one before as parent, in non-decreasing epochs, of the
+    /// same run, assignment and policy, each with the id its contents give.
+    pub fn from_records(records: Vec<SessionRecord>) -> Result<Lineage, LineageError> {
+        let broken = |index: usize, message: String| LineageError::Broken { index, message };
+        let Some(first) = records.first() else {
+            return Err(broken(
+                0,
+                "a lineage starts with its FRESH record; there is none".into(),
+            ));
+        };
+        if first.kind != SessionKind::Fresh || first.epoch != 0 || first.parent.is_some() {
+            return Err(broken(
+                0,
+                "the first record must be FRESH, in epoch 0, without a parent".into(),
+            ));
+        }
+        for (i, r) in records.iter().enumerate() {
+            let expected = make(
+                r.kind,
+                &r.run,
+                &r.agent,
+                &r.assignment,
+                &r.policy_digest,
+                r.epoch,
+                r.parent.clone(),
+                &r.created_at,
+            );
+            if expected.session != r.session {
+                return Err(broken(
+                    i,
+                    format!(
+                        "its id is {}, its contents give {}",
+                        r.session, expected.session
+                    ),
+                ));
+            }
+            let Some(prev) = i.checked_sub(1).map(|p| &records[p]) else {
+                continue;
+            };
+            let message = if r.kind == SessionKind::Fresh {
+                Some("only the first record is FRESH".to_string())
+            } else if r.parent.as_deref() != Some(prev.session.as_str()) {
+                Some(format!(
+                    "its parent is not the session before it ({})",
+                    prev.session
+                ))
+            } else if r.epoch < prev.epoch {
+                Some(format!(
+                    "epoch {} comes after epoch {}",
+                    r.epoch, prev.epoch
+                ))
+            } else if (&r.run, &r.assignment, &r.policy_digest)
+                != (&prev.run, &prev.assignment, &prev.policy_digest)
+            {
+                Some("its run, assignment or policy differs from the session before it".to_string())
+            } else {
+                None
+            };
+            if let Some(message) = message {
+                return Err(broken(i, message));
+            }
+        }
+        Ok(Lineage { records })
     }
 
     /// Every record, oldest first.
