@@ -109,6 +109,23 @@ fn run_transcripts(
             "--resume does not apply to --transcripts: a transcript run is rewritten whole (its cache makes live reruns cheap)".into(),
         ));
     }
+    // Governed context needs a scenario's declared originals and evidence; imported logs declare
+    // none. Left out with a note, as simulated destinations are.
+    let governed: Vec<String> = cfg
+        .strategies
+        .iter()
+        .filter(|s| crate::delivery::GovSpec::parse(s).is_some())
+        .cloned()
+        .collect();
+    let mut kept = cfg.clone();
+    kept.strategies.retain(|s| !governed.contains(s));
+    if !governed.is_empty() {
+        eprintln!(
+            "note: {} left out: governed context needs a scenario's declared instructions and evidence; transcripts declare none",
+            governed.join(", ")
+        );
+    }
+    let cfg = &kept;
     let opts = crate::transcript::eval::Options {
         dir,
         cuts,
