@@ -436,7 +436,7 @@ fn the_cli_imports_lists_shows_and_runs_transcripts() {
         .args([
             "run",
             "--strategies",
-            "none,C,exec:shell-example",
+            "none,C,exec:shell-example,gov:C",
             "--cuts",
             "2",
             "--no-cache",
@@ -447,10 +447,13 @@ fn the_cli_imports_lists_shows_and_runs_transcripts() {
         .arg(&run)
         .assert()
         .success()
-        .stdout(predicates::str::contains("needed-value retention"));
+        .stdout(predicates::str::contains("needed-value retention"))
+        // Governed context needs declared originals, which imported logs do not have.
+        .stderr(predicates::str::contains("gov:C left out"));
     let records =
         compaction_eval::runner::read_records(&run.join("results.jsonl")).expect("records");
     assert!(!records.is_empty() && records.iter().all(|r| r.model == "offline"));
+    assert!(records.iter().all(|r| !r.strategy.starts_with("gov")));
     // The plug-in compacted the real history too (no errored cell, a text handoff).
     let plugin: Vec<&RunRecord> = records
         .iter()
