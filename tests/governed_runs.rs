@@ -601,3 +601,73 @@ proptest! {
         );
     }
 }
+
+/// The problems `scenarios validate` finds in a shipped scenario whose `context:` is replaced.
+fn context_problems(decl: compaction_eval::scenario::ContextDecl) -> Vec<String> {
+    let mut s =
+        scenario::load_file(Path::new("scenarios/support-ticket-timeout.yaml")).expect("scenario");
+    s.context = Some(decl);
+    scenario::validate(&s)
+        .into_iter()
+        .map(|p| p.to_string())
+        .collect()
+}
+
+#[test]
+fn scenarios_validate_checks_the_context_declaration() {
+    use compaction_eval::scenario::ContextDecl;
+    let decl = |i: &[&str], e: &[&str]| ContextDecl {
+        instructions: i.iter().map(|s| s.to_string()).collect(),
+        evidence: e.iter().map(|s| s.to_string()).collect(),
+    };
+    // The shipped declaration is valid.
+    let shipped =
+        scenario::load_file(Path::new("scenarios/support-ticket-timeout.yaml")).expect("scenario");
+    assert!(scenario::validate(&shipped).is_empty());
+    let has = |problems: &[String], path: &str, what: &str| {
+        assert!(
+            problems
+                .iter()
+                .any(|p| p.contains(path) && p.contains(what)),
+            "{path}: {what} not in {problems:?}"
+        )
+    };
+    has(
+        &context_problems(decl(&[], &[])),
+        "context.instructions",
+        "1 to 16 instructions, not 0",
+    );
+    has(
+        &context_problems(decl(&["event-9999"], &[])),
+        "context.instructions[0]",
+        "no event `event-9999`",
+    );
+    has(
+        &context_problems(decl(&["event-0002"], &[])),
+        "context.instructions[0]",
+        "is not a `user` event",
+    );
+    has(
+        &context_problems(decl(&["event-0001", "event-0001"], &[])),
+        "context.instructions[1]",
+        "declared twice",
+    );
+    has(
+        &context_problems(decl(&["event-0001"], &["kb/KB-999"])),
+        "context.evidence[0]",
+        "no resource `kb/KB-999`",
+    );
+    // The later user message alone comes after the earliest interrupt point.
+    has(
+        &context_problems(decl(&["event-0018"], &[])),
+        "context.instructions",
+        "before the earliest interrupt point",
+    );
+    let many: Vec<String> = (0..17).map(|_| "kb/KB-311".to_string()).collect();
+    let many: Vec<&str> = many.iter().map(String::as_str).collect();
+    has(
+        &context_problems(decl(&["event-0001"], &many)),
+        "context.evidence",
+        "at most 16",
+    );
+}
