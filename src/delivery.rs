@@ -110,9 +110,12 @@ pub struct Governed {
     pub delivered: Arc<Handoff>,
 }
 
+/// Named documents: `(reference name, exact bytes)`.
+pub type Documents = Vec<(String, Vec<u8>)>;
+
 /// The declared originals at a restore point: `(name, bytes)` for each instruction the source run
 /// had reached and each evidence resource it had read (its latest successful read).
-pub fn originals(at: &RestorePoint) -> Option<(Vec<(String, Vec<u8>)>, Vec<(String, Vec<u8>)>)> {
+pub fn originals(at: &RestorePoint) -> Option<(Documents, Documents)> {
     let decl = at.scenario.context.as_ref()?;
     let instructions = decl
         .instructions
