@@ -37,6 +37,8 @@ struct Server {
     by_model: std::sync::Mutex<BTreeMap<String, usize>>,
     /// While set, the `hang` model never answers.
     hang: AtomicBool,
+    /// The first request's body of each model (what a destination was given).
+    first_body: std::sync::Mutex<BTreeMap<String, String>>,
 }
 
 fn completion(model: &str, message: Value) -> Value {
@@ -201,6 +203,11 @@ async fn chat(
         *c += 1;
         *c
     };
+    s.first_body
+        .lock()
+        .unwrap_or_else(|e| e.into_inner())
+        .entry(model.clone())
+        .or_insert_with(|| body.to_string());
     // The key is sent as a bearer token, and only there.
     if headers.get("authorization").and_then(|v| v.to_str().ok()) != Some(&format!("Bearer {KEY}"))
     {
@@ -1224,4 +1231,45 @@ fn a_closed_stdout_does_not_panic_the_run() {
     let status = child.wait().expect("wait");
     assert!(!stderr.contains("panicked"), "{stderr}");
     assert_eq!(status.code(), Some(0), "{stderr}");
+}
+
+#[test]
+fn a_live_model_receives_governed_context_and_its_receipt_is_recorded() {
+    let (port, server) = start();
+    let (out, cache) = dirs();
+    let mut cfg = config(vec![model(port, "scripted", 10.0, 2)], &out, &cache);
+    cfg.strategies = vec!["gov:C".into()];
+    let recs = run_cfg(&cfg, &mut Silent);
+    assert_eq!(recs.len(), 1);
+    let r = &recs[0];
+    assert_eq!(r.status, Status::Ok, "{:?}", r.error);
+    let g = r.governed.as_ref().expect("governed");
+    assert_eq!(g.status, compaction_eval::governed::ContextStatus::Ready);
+    assert_eq!(g.receipt, g.envelope_digest);
+    assert_eq!(
+        g.responsibility,
+        Some(compaction_eval::governed::Responsibility::Delivered)
+    );
+    // The request carries the user's first message verbatim, the evidence and C's checkpoint as
+    // the advisory summary, after the header that says how to read them.
+    let body = server
+        .first_body
+        .lock()
+        .unwrap_or_else(|e| e.into_inner())
+        .get("scripted")
+        .cloned()
+        .expect("a request");
+    let s = compaction_eval::scenario::load_file(Path::new(&format!("scenarios/{SCENARIO}.yaml")))
+        .expect("scenario");
+    let first_user = s.events[0].user.clone().expect("a user message first");
+    let json_text = |t: &str| serde_json::to_string(t).expect("json");
+    let inner = |t: String| t[1..t.len() - 1].to_string();
+    assert!(body.contains(&inner(json_text(&first_user))), "{body}");
+    assert!(body.contains("Governed context (coding-context-envelope/1)"));
+    assert!(
+        body.contains("advisory-summary advisory=\\\"true\\\""),
+        "{body}"
+    );
+    assert!(body.contains("Retained evidence `kb/KB-311`"));
+    assert!(!body.contains(KEY));
 }
