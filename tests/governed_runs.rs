@@ -663,6 +663,17 @@ fn scenarios_validate_checks_the_context_declaration() {
         "context.instructions",
         "before the earliest interrupt point",
     );
+    // A declared resource the reference run never reads would never be retained.
+    let mut s = scenario::load_file(Path::new("scenarios/support-ticket-timeout.yaml"))
+        .expect("scenario");
+    let kb = s.world.resources["kb/KB-311"].clone();
+    s.world.resources.insert("kb/KB-000".into(), kb);
+    s.context = Some(decl(&["event-0001"], &["kb/KB-000"]));
+    let problems: Vec<String> = scenario::validate(&s)
+        .into_iter()
+        .map(|p| p.to_string())
+        .collect();
+    has(&problems, "context.evidence[0]", "never reads `kb/KB-000`");
     let many: Vec<String> = (0..17).map(|_| "kb/KB-311".to_string()).collect();
     let many: Vec<&str> = many.iter().map(String::as_str).collect();
     has(

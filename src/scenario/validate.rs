@@ -436,6 +436,17 @@ fn check_context(c: &mut Checker) {
         let p = format!("context.evidence[{i}]");
         if !s.world.resources.contains_key(key) {
             c.err(p.clone(), format!("no resource `{key}` in world.resources"));
+        } else if !s
+            .events
+            .iter()
+            .any(|e| s.source_resource(&e.id).as_deref() == Some(key))
+        {
+            c.err(
+                p.clone(),
+                format!(
+                    "the reference run never reads `{key}` (with a read_resource tool), so it is never retained"
+                ),
+            );
         }
         if key.chars().count() > 128 {
             c.err(p.clone(), "a reference name is at most 128 characters");
