@@ -664,8 +664,8 @@ fn scenarios_validate_checks_the_context_declaration() {
         "before the earliest interrupt point",
     );
     // A declared resource the reference run never reads would never be retained.
-    let mut s = scenario::load_file(Path::new("scenarios/support-ticket-timeout.yaml"))
-        .expect("scenario");
+    let mut s =
+        scenario::load_file(Path::new("scenarios/support-ticket-timeout.yaml")).expect("scenario");
     let kb = s.world.resources["kb/KB-311"].clone();
     s.world.resources.insert("kb/KB-000".into(), kb);
     s.context = Some(decl(&["event-0001"], &["kb/KB-000"]));
