@@ -281,6 +281,19 @@ fn a_missing_or_wrong_receipt_holds_the_cell_and_resume_never_reruns_it() {
     }
 }
 
+/// A cell's admission of `g` (same source and destination agent, fixed simulated times).
+fn admit(g: &delivery::Governed) -> delivery::Admission {
+    delivery::admit(
+        g,
+        "t",
+        "m",
+        "m",
+        "2026-07-21T09:00:00Z",
+        "2026-07-21T10:00:00Z",
+    )
+    .expect("admit")
+}
+
 fn restore_point(id: &str, point: &str) -> RestorePoint {
     let s = scenario::load_file(Path::new(&format!("scenarios/{id}.yaml"))).expect("scenario");
     RestorePoint::build(Arc::new(s), point).expect("restore point")
@@ -292,15 +305,7 @@ fn a_changed_or_missing_artifact_blocks_with_its_reason() {
     let at = restore_point("payments-vendor-bank-change", "pending_approval");
     let spec = GovSpec::parse("gov:C").expect("gov").expect("ok");
     let mut g = delivery::build_at(&reg, &at, &spec, 28_672).expect("build");
-    let ok = delivery::admit(
-        &g,
-        "t",
-        "m",
-        "m",
-        "2026-07-21T09:00:00Z",
-        "2026-07-21T10:00:00Z",
-    )
-    .expect("admit");
+    let ok = admit(&g);
     assert_eq!(ok.report.status, ContextStatus::Ready);
     assert_eq!(ok.before_resume.status, ContextStatus::Blocked);
     assert_eq!(ok.before_resume.reasons, [BlockReason::OldSessionEpoch]);
@@ -310,29 +315,13 @@ fn a_changed_or_missing_artifact_blocks_with_its_reason() {
     let mut bytes = g.store.read(d).expect("read");
     bytes[0] ^= 0x20;
     g.store.tamper(d, &bytes);
-    let a = delivery::admit(
-        &g,
-        "t",
-        "m",
-        "m",
-        "2026-07-21T09:00:00Z",
-        "2026-07-21T10:00:00Z",
-    )
-    .expect("admit");
+    let a = admit(&g);
     assert_eq!(a.report.status, ContextStatus::Blocked);
     assert_eq!(a.report.reasons, [BlockReason::Changed]);
     assert!(a.envelope.is_none());
     // An empty store: every document is missing.
     g.store = compaction_eval::governed::ArtifactStore::in_memory();
-    let a = delivery::admit(
-        &g,
-        "t",
-        "m",
-        "m",
-        "2026-07-21T09:00:00Z",
-        "2026-07-21T10:00:00Z",
-    )
-    .expect("admit");
+    let a = admit(&g);
     assert_eq!(a.report.reasons, [BlockReason::Missing]);
     // The report names references, never contents.
     let json = serde_json::to_string(&a.report).expect("json");
@@ -573,8 +562,7 @@ proptest! {
         let (at, h) = &cases()[case];
         let spec = GovSpec { inner: h.strategy.clone(), max_bytes };
         let g = delivery::prepare(at, &spec, Arc::new(h.clone())).expect("prepare");
-        let a = delivery::admit(&g, "t", "m", "m", "2026-07-21T09:00:00Z", "2026-07-21T10:00:00Z")
-            .expect("admit");
+        let a = admit(&g);
         let (instructions, evidence) = delivery::originals(at).expect("declared");
         if g.bytes.total > max_bytes {
             prop_assert_eq!(a.report.status, ContextStatus::Blocked);

@@ -86,17 +86,8 @@ pub struct ContextReportArgs {
     /// destination].
     #[arg(long)]
     pub source_model: Option<String>,
-    #[arg(long, default_value = "strategies")]
-    pub strategy_dir: PathBuf,
-    /// History scale [default: base].
-    #[arg(long, default_value = "base")]
-    pub scale: String,
-    /// Run seed the volume is drawn from [default: 20260721].
-    #[arg(long)]
-    pub seed: Option<u64>,
-    /// Destination context window that bounds A, mask and B+A [default: 32768].
-    #[arg(long)]
-    pub context_window: Option<u64>,
+    #[command(flatten)]
+    pub build: BuildArgs,
 }
 
 #[derive(Debug, Args)]
@@ -318,10 +309,17 @@ pub struct HandoffArgs {
     /// Print one JSON object instead of the text.
     #[arg(long)]
     pub json: bool,
+    #[command(flatten)]
+    pub build: BuildArgs,
+}
+
+/// How a command that builds one handoff builds it, as `run` would.
+#[derive(Debug, Args)]
+pub struct BuildArgs {
     /// Folder of strategy configurations and templates.
     #[arg(long, default_value = "strategies")]
     pub strategy_dir: PathBuf,
-    /// History scale (`base`, `40k`, `120k`, …) [default: base].
+    /// History scale (`base`, `40k`, `120k`, …).
     #[arg(long, default_value = "base")]
     pub scale: String,
     /// Run seed the volume is drawn from (as `run --seed`) [default: 20260721].

@@ -665,7 +665,7 @@ pub enum ReceiptFault {
 }
 
 /// The record of a cell that was not continued at all (its context was `BLOCKED`, or it was
-/// held before execution): scored on the interrupted world with no continuation.
+/// held before execution): scored on the interrupted world with no continuation, never a success.
 fn not_continued(
     s: &Arc<Scenario>,
     c: &CellSpec,
@@ -674,6 +674,20 @@ fn not_continued(
     history_tokens: u64,
     started: Instant,
 ) -> RunRecord {
+    let (mut metrics, diagnostics) = uncontinued(s, at, restore_tokens, history_tokens, started);
+    metrics.task_success = false;
+    scored(s, c, metrics, diagnostics)
+}
+
+/// The score of the interrupted world as it stands, with no continuation: what a cell that ran
+/// nothing (a blocked context, a handoff that does not fit) leaves.
+fn uncontinued(
+    s: &Arc<Scenario>,
+    at: &RestorePoint,
+    restore_tokens: u64,
+    history_tokens: u64,
+    started: Instant,
+) -> (score::Metrics, crate::record::Diagnostics) {
     let ms = started.elapsed().as_secs_f64() * 1000.0;
     let run = Run {
         scenario: s,
@@ -691,8 +705,7 @@ fn not_continued(
     let (mut metrics, diagnostics) = score::score(&run, Vec::new(), Vec::new());
     metrics.history_tokens = history_tokens;
     metrics.compression_ratio = ratio(restore_tokens, history_tokens);
-    metrics.task_success = false;
-    scored(s, c, metrics, diagnostics)
+    (metrics, diagnostics)
 }
 
 fn ratio(restore: u64, history: u64) -> f64 {
@@ -716,23 +729,8 @@ fn overflow(
     window: u64,
     started: Instant,
 ) -> RunRecord {
-    let ms = started.elapsed().as_secs_f64() * 1000.0;
-    let run = Run {
-        scenario: s,
-        interrupt: &at.interrupt,
-        world: &at.world,
-        finish: None,
-        degraded: false,
-        restore_tokens: handoff.tokens_at_restore,
-        total_tokens: 0,
-        first_action_ms: ms,
-        completion_ms: ms,
-        steps: 0,
-        step_budget_exhausted: false,
-    };
-    let (mut metrics, mut diagnostics) = score::score(&run, Vec::new(), Vec::new());
-    metrics.history_tokens = history_tokens;
-    metrics.compression_ratio = ratio(handoff.tokens_at_restore, history_tokens);
+    let (metrics, mut diagnostics) =
+        uncontinued(s, at, handoff.tokens_at_restore, history_tokens, started);
     diagnostics.context_overflow = Some(crate::record::Overflow {
         restore_tokens: handoff.tokens_at_restore,
         context_window: window,

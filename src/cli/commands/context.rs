@@ -7,17 +7,15 @@
 
 use std::io::Write;
 use std::path::Path;
-use std::sync::Arc;
 
 use serde_json::json;
 
-use super::find_scenario;
+use super::scenario_at;
 use crate::cli::args::{ContextReportArgs, InspectContextArgs};
 use crate::delivery::{self, GovSpec};
 use crate::error::Error;
 use crate::exit;
 use crate::governed::{self, ArtifactStore, ContextStatus};
-use crate::scenario::volume::{self, Scale};
 use crate::strategy::{Registry, RestorePoint, StrategyError};
 
 fn print(doc: &serde_json::Value) -> Result<(), Error> {
@@ -42,25 +40,11 @@ pub fn report(dir: &Path, args: &ContextReportArgs) -> Result<i32, Error> {
             )));
         }
     };
-    let scale: Scale = args
-        .scale
-        .parse()
-        .map_err(|e| Error::Usage(format!("--scale: {e}")))?;
-    let base = find_scenario(dir, &args.scenario)?;
-    let seed = volume::volume_seed(args.seed.unwrap_or(crate::DEFAULT_SEED), &base.id, scale);
-    let scenario = Arc::new(volume::expand(&base, scale, seed).map_err(|p| {
-        Error::Usage(format!(
-            "scenario `{}` at scale {scale}: {}",
-            base.id,
-            p.iter()
-                .map(|p| p.to_string())
-                .collect::<Vec<_>>()
-                .join("; ")
-        ))
-    })?);
-    let registry = Registry::load(&args.strategy_dir)?;
+    let (scenario, scale) = scenario_at(dir, &args.scenario, &args.build.scale, args.build.seed)?;
+    let registry = Registry::load(&args.build.strategy_dir)?;
     let at = RestorePoint::build(scenario.clone(), &args.interrupt).map_err(StrategyError::from)?;
     let window = args
+        .build
         .context_window
         .unwrap_or(crate::strategy::DEFAULT_CONTEXT_WINDOW);
     let g = delivery::build_at(

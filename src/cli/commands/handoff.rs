@@ -5,39 +5,23 @@
 
 use std::io::Write;
 use std::path::Path;
-use std::sync::Arc;
 
-use super::find_scenario;
+use super::scenario_at;
 use crate::cli::args::HandoffArgs;
 use crate::error::Error;
 use crate::exit;
-use crate::scenario::volume::{self, Scale};
 use crate::strategy::{Registry, RestorePoint, StrategyError};
 
 pub fn run(dir: &Path, args: &HandoffArgs) -> Result<i32, Error> {
-    let scale: Scale = args
-        .scale
-        .parse()
-        .map_err(|e| Error::Usage(format!("--scale: {e}")))?;
-    let base = find_scenario(dir, &args.scenario)?;
-    let seed = volume::volume_seed(args.seed.unwrap_or(crate::DEFAULT_SEED), &base.id, scale);
-    let scenario = Arc::new(volume::expand(&base, scale, seed).map_err(|p| {
-        Error::Usage(format!(
-            "scenario `{}` at scale {scale}: {}",
-            base.id,
-            p.iter()
-                .map(|p| p.to_string())
-                .collect::<Vec<_>>()
-                .join("; ")
-        ))
-    })?);
-    let registry = Registry::load(&args.strategy_dir)?;
+    let (scenario, scale) = scenario_at(dir, &args.scenario, &args.build.scale, args.build.seed)?;
+    let registry = Registry::load(&args.build.strategy_dir)?;
     let gov = crate::delivery::GovSpec::parse(&args.strategy)
         .transpose()
         .map_err(|e| Error::Usage(format!("--strategy {e}")))?;
     registry.get(gov.as_ref().map_or(&args.strategy, |g| &g.inner))?;
     let at = RestorePoint::build(scenario.clone(), &args.interrupt).map_err(StrategyError::from)?;
     let window = args
+        .build
         .context_window
         .unwrap_or(crate::strategy::DEFAULT_CONTEXT_WINDOW);
     let budget = crate::strategy::usable_context(window);

@@ -25,6 +25,7 @@ pub mod transcripts;
 use std::path::Path;
 
 use crate::error::Error;
+use crate::scenario::volume::{self, Scale};
 use crate::scenario::{self, Scenario};
 
 /// Loads the scenario with `id` (a benign variant `ID@benign` included).
@@ -47,6 +48,32 @@ pub fn find_scenario(dir: &Path, id: &str) -> Result<Scenario, Error> {
         Some(s) => Ok(s),
         None => Err(unknown_scenario(id, &all)),
     }
+}
+
+/// The scenario with `id` at the history scale `scale` (`base`, `40k`, …), its volume drawn from
+/// the run seed `seed` as `run` draws it (commands that build one handoff).
+pub fn scenario_at(
+    dir: &Path,
+    id: &str,
+    scale: &str,
+    seed: Option<u64>,
+) -> Result<(std::sync::Arc<Scenario>, Scale), Error> {
+    let scale: Scale = scale
+        .parse()
+        .map_err(|e| Error::Usage(format!("--scale: {e}")))?;
+    let base = find_scenario(dir, id)?;
+    let seed = volume::volume_seed(seed.unwrap_or(crate::DEFAULT_SEED), &base.id, scale);
+    let scenario = volume::expand(&base, scale, seed).map_err(|p| {
+        Error::Usage(format!(
+            "scenario `{}` at scale {scale}: {}",
+            base.id,
+            p.iter()
+                .map(|p| p.to_string())
+                .collect::<Vec<_>>()
+                .join("; ")
+        ))
+    })?;
+    Ok((std::sync::Arc::new(scenario), scale))
 }
 
 /// Keeps the scenarios of `all` whose id is in `ids`; an id naming none of them is an error.
