@@ -1,5 +1,5 @@
-//! Real transcripts on the shipped τ-bench airline runs (`../shared/data/tau-bench-airline`, or
-//! the folder in `COMPACTION_EVAL_TAU_BENCH`): every run imports with the file's counts, malformed
+//! Real transcripts on the shipped τ-bench airline runs (`data/tau-bench-airline` in the
+//! repository, or the folder in `COMPACTION_EVAL_TAU_BENCH`): every run imports with the file's counts, malformed
 //! input is named by run, message and field, the offline measures hold their by-construction
 //! bounds on all 120 runs, and next-action agreement runs end to end against a local server.
 
@@ -15,18 +15,12 @@ use serde_json::{Value, json};
 
 const DATA_FILE: &str = "gpt-4o-airline.tasks-00-29.json";
 
-/// The τ-bench data folder: beside the repository, or where `COMPACTION_EVAL_TAU_BENCH` says.
+/// The τ-bench data folder: the repository's copy (`data/tau-bench-airline`), or the folder in
+/// `COMPACTION_EVAL_TAU_BENCH` when a user points the tests at another copy.
 fn data_file() -> PathBuf {
-    let beside = Path::new(env!("CARGO_MANIFEST_DIR")).join("../shared/data/tau-bench-airline");
-    let dir = if beside.join(DATA_FILE).is_file() {
-        beside
-    } else if let Ok(d) = std::env::var("COMPACTION_EVAL_TAU_BENCH") {
-        PathBuf::from(d)
-    } else {
-        panic!(
-            "the τ-bench data is missing: expected {} (or set COMPACTION_EVAL_TAU_BENCH to the folder holding {DATA_FILE})",
-            beside.display()
-        );
+    let dir = match std::env::var_os("COMPACTION_EVAL_TAU_BENCH") {
+        Some(d) => PathBuf::from(d),
+        None => Path::new(env!("CARGO_MANIFEST_DIR")).join("data/tau-bench-airline"),
     };
     let f = dir.join(DATA_FILE);
     assert!(f.is_file(), "{} does not exist", f.display());
