@@ -663,3 +663,143 @@ fn a_plugin_sees_neither_the_harness_process_nor_its_environment() {
         assert!(!h.text.contains("PATH="), "{isolation:?}: {}", h.text);
     }
 }
+
+#[test]
+fn plugin_input_at_a_scale_prints_what_a_run_gives_the_plugin_there() {
+    // The plug-in saves its stdin; `handoff` builds its handoff as a run does (40k history, seed
+    // 7, the default window), and `plugin-input` with the same flags must print those bytes.
+    let dir = tempfile::tempdir().expect("tempdir");
+    let got = dir.path().join("stdin.json");
+    write_strategy(
+        dir.path(),
+        "save",
+        &format!(
+            "id = \"exec:save\"\nkind = \"exec\"\nprogram = \"sh\"\nargs = [\"-c\", \"cat > '{}'; echo '{{\\\"format\\\": \\\"compaction-eval/text/1\\\", \\\"text\\\": \\\"saved\\\"}}'\"]\n",
+            got.display()
+        ),
+    );
+    let flags = [
+        "--scenario",
+        "support-ticket-timeout",
+        "--interrupt",
+        "mid_implementation",
+        "--scale",
+        "40k",
+        "--seed",
+        "7",
+        "--strategy",
+        "exec:save",
+        "--strategy-dir",
+    ];
+    let sdir = dir.path().to_str().expect("utf-8 path");
+    cli()
+        .arg("handoff")
+        .args(flags)
+        .arg(sdir)
+        .assert()
+        .success();
+    let printed = cli()
+        .arg("plugin-input")
+        .args(flags)
+        .arg(sdir)
+        .assert()
+        .success()
+        .get_output()
+        .stdout
+        .clone();
+    assert_eq!(std::fs::read(&got).expect("saved stdin"), printed);
+    let doc: serde_json::Value = serde_json::from_slice(&printed).expect("JSON");
+    assert_eq!(
+        doc["token_budget"],
+        compaction_eval::strategy::usable_context(
+            compaction_eval::strategy::DEFAULT_CONTEXT_WINDOW
+        )
+    );
+    let base = cli()
+        .args([
+            "plugin-input",
+            "--scenario",
+            "support-ticket-timeout",
+            "--interrupt",
+            "mid_implementation",
+        ])
+        .assert()
+        .success()
+        .get_output()
+        .stdout
+        .clone();
+    assert!(
+        printed.len() > 2 * base.len(),
+        "the 40k document carries the volume ({} vs {} bytes)",
+        printed.len(),
+        base.len()
+    );
+    // Another seed draws another volume.
+    let other = cli()
+        .args([
+            "plugin-input",
+            "--scenario",
+            "support-ticket-timeout",
+            "--interrupt",
+            "mid_implementation",
+            "--scale",
+            "40k",
+            "--seed",
+            "8",
+        ])
+        .assert()
+        .success()
+        .get_output()
+        .stdout
+        .clone();
+    assert_ne!(other, printed);
+}
+
+#[test]
+fn the_readme_walkthrough_runs_verbatim_from_the_repository_root() {
+    // README: `plugin-input … > state.json`, then `(cd strategies && python3
+    // examples/checkpoint.py < state.json)`, the same working directory a run gives the plug-in.
+    let state = cli()
+        .args([
+            "plugin-input",
+            "--scenario",
+            "support-ticket-timeout",
+            "--interrupt",
+            "uncertain_side_effect",
+        ])
+        .assert()
+        .success()
+        .get_output()
+        .stdout
+        .clone();
+    let mut child = std::process::Command::new("python3")
+        .arg("examples/checkpoint.py")
+        .current_dir(Path::new(env!("CARGO_MANIFEST_DIR")).join("strategies"))
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .spawn()
+        .expect("python3 runs");
+    {
+        use std::io::Write as _;
+        let mut stdin = child.stdin.take().expect("stdin");
+        stdin.write_all(&state).expect("writes the state");
+    }
+    let out = child.wait_with_output().expect("finishes");
+    assert!(out.status.success());
+    let doc: serde_json::Value = serde_json::from_slice(&out.stdout).expect("a JSON checkpoint");
+    assert_eq!(doc["format"], "compaction-eval/handoff/1");
+    // The harness runs the same strategy file with the same working directory.
+    cli()
+        .args([
+            "handoff",
+            "--scenario",
+            "support-ticket-timeout",
+            "--interrupt",
+            "uncertain_side_effect",
+            "--strategy",
+            "exec:python-example",
+        ])
+        .assert()
+        .success()
+        .stdout(predicate::str::contains("tokens at restore"));
+}

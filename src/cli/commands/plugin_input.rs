@@ -1,24 +1,41 @@
-//! `plugin-input`: print the state document a plug-in compactor receives for one scenario and
-//! interrupt point.
+//! `plugin-input`: print the state document a plug-in compactor receives for one scenario,
+//! interrupt point, history scale and seed.
 //!
-//! Owns: writing those bytes to stdout unchanged. Must not: build the document
-//! ([`crate::plugin::protocol::state_input`] does, for this command and for `exec:` strategies
-//! alike).
+//! Owns: choosing the token budget as a run chooses it and writing those bytes to stdout
+//! unchanged. Must not: build the document ([`crate::plugin::protocol::state_input`] does, for
+//! this command and for `exec:` strategies alike).
 
 use std::io::Write;
 use std::path::Path;
-use std::sync::Arc;
 
-use super::find_scenario;
+use super::scenario_at;
 use crate::cli::args::PluginInputArgs;
 use crate::error::Error;
 use crate::exit;
-use crate::strategy::{RestorePoint, StrategyError};
+use crate::strategy::{Registry, RestorePoint, StrategyError};
 
 pub fn run(dir: &Path, args: &PluginInputArgs) -> Result<i32, Error> {
-    let scenario = Arc::new(find_scenario(dir, &args.scenario)?);
+    let (scenario, _) = scenario_at(dir, &args.scenario, &args.build.scale, args.build.seed)?;
     let at = RestorePoint::build(scenario, &args.interrupt).map_err(StrategyError::from)?;
-    let input = crate::plugin::protocol::state_input(&at.state, args.token_budget)
+    let window = args
+        .build
+        .context_window
+        .unwrap_or(crate::strategy::DEFAULT_CONTEXT_WINDOW);
+    let usable = crate::strategy::usable_context(window);
+    // A run gives a plug-in the smaller of its configured budget and the destination's usable
+    // context; the same rule here keeps the printed bytes those of a run.
+    let configured = match &args.strategy {
+        Some(id) => {
+            let registry = Registry::load(&args.build.strategy_dir)?;
+            registry.get(id)?;
+            registry.config(id).and_then(|c| c.token_budget)
+        }
+        None => None,
+    };
+    let budget = args
+        .token_budget
+        .or(crate::strategy::min_budget(configured, Some(usable)));
+    let input = crate::plugin::protocol::state_input(&at.state, budget)
         .map_err(|e| Error::Usage(format!("cannot serialise the state document: {e}")))?;
     let stdout = std::io::stdout();
     let mut out = stdout.lock();
