@@ -17,7 +17,7 @@ lint:
 schema:
     cargo run --release -- scenarios schema --out scenarios/scenario.schema.json
 
-# Run the offline default benchmark and write reports/latest.
+# Run the offline default benchmark into a new folder under reports/runs/ (reports/latest points at it).
 run:
     cargo run --release -- run
 

@@ -24,11 +24,87 @@ pub fn run(dir: &Path, args: RunArgs) -> Result<i32, Error> {
     let transcripts = args.transcripts.clone();
     let cuts = args.cuts;
     let write_tools = args.write_tools.clone();
+    let named_out = args.out.is_some();
     let (cfg, max_errored) = config(dir, args)?;
-    if let Some(dir) = transcripts {
-        return run_transcripts(&cfg, dir, cuts, &write_tools);
+    let named_out = named_out || cfg.out.parent() != Some(Path::new(REPORTS));
+    if !named_out {
+        eprintln!("writing {}", cfg.out.display());
     }
-    let plan = crate::runner::plan(&cfg)?;
+    let code = if let Some(dir) = transcripts {
+        run_transcripts(&cfg, dir, cuts, &write_tools)?
+    } else {
+        run_matrix(&cfg, max_errored)?
+    };
+    if !named_out {
+        point_latest_at(&cfg.out);
+    }
+    Ok(code)
+}
+
+/// Where default run folders go, and the link to the newest of them.
+const REPORTS: &str = "reports/runs";
+const LATEST: &str = "reports/latest";
+
+/// A run without `--out` gets a folder of its own, named by the time it started (UTC), so one
+/// run never overwrites another; `--resume` without `--out` continues the newest.
+fn default_out(resume: bool) -> Result<std::path::PathBuf, Error> {
+    let latest = Path::new(LATEST);
+    if resume {
+        return match std::fs::canonicalize(latest) {
+            Ok(p) => Ok(p),
+            Err(_) => Err(Error::Usage(format!(
+                "--resume without --out continues the newest run ({LATEST}), and there is none: name the run folder with --out"
+            ))),
+        };
+    }
+    let stamp = jiff::Timestamp::now()
+        .strftime("%Y%m%dT%H%M%SZ")
+        .to_string();
+    let base = Path::new(REPORTS);
+    let mut out = base.join(&stamp);
+    let mut n = 2;
+    while out.exists() {
+        out = base.join(format!("{stamp}-{n}"));
+        n += 1;
+    }
+    Ok(out)
+}
+
+/// Points `reports/latest` at `out` (a relative symlink, replaced atomically). A `reports/latest`
+/// that is a real folder (a run of an older version) is left alone, with a note.
+fn point_latest_at(out: &Path) {
+    let latest = Path::new(LATEST);
+    if latest.is_dir() && !latest.is_symlink() {
+        eprintln!(
+            "note: {LATEST} is a folder, not a link: left as it is (the run is in {})",
+            out.display()
+        );
+        return;
+    }
+    let Some(name) = out.file_name() else {
+        return;
+    };
+    #[cfg(unix)]
+    {
+        let target = Path::new("runs").join(name);
+        let tmp = Path::new("reports").join(format!(".latest-{}", std::process::id()));
+        let _ = std::fs::remove_file(&tmp);
+        let linked =
+            std::os::unix::fs::symlink(&target, &tmp).and_then(|_| std::fs::rename(&tmp, latest));
+        if let Err(e) = linked {
+            let _ = std::fs::remove_file(&tmp);
+            eprintln!("note: could not point {LATEST} at {}: {e}", out.display());
+        }
+    }
+    #[cfg(not(unix))]
+    eprintln!(
+        "note: the run is in {} ({LATEST} is a link on Unix only)",
+        out.display()
+    );
+}
+
+fn run_matrix(cfg: &RunConfig, max_errored: f64) -> Result<i32, Error> {
+    let plan = crate::runner::plan(cfg)?;
     for n in &plan.notes {
         eprintln!("note: {n}");
     }
@@ -45,11 +121,11 @@ pub fn run(dir: &Path, args: RunArgs) -> Result<i32, Error> {
             m.max_requests_per_cell
         );
     }
-    crate::runner::write_manifest(&cfg, &plan)?;
+    crate::runner::write_manifest(cfg, &plan)?;
     let mut progress = Progress::new();
-    let written = crate::runner::execute(&cfg, &plan, &mut progress)?;
+    let written = crate::runner::execute(cfg, &plan, &mut progress)?;
     // Every cell of the matrix must have its record; a run that lost some is never a success.
-    if let Err(e) = crate::runner::check_complete(&cfg, &plan) {
+    if let Err(e) = crate::runner::check_complete(cfg, &plan) {
         eprintln!("error: {e}");
         return Ok(exit::run::INCOMPLETE);
     }
@@ -200,7 +276,10 @@ fn config(dir: &Path, a: RunArgs) -> Result<(RunConfig, f64), Error> {
         seed: a.seed.unwrap_or(d.seed),
         limit: a.limit,
         concurrency: a.concurrency.unwrap_or(d.concurrency),
-        out: a.out.unwrap_or(d.out),
+        out: match a.out {
+            Some(out) => out,
+            None => default_out(a.resume)?,
+        },
         resume: a.resume,
         step_budget: a.step_budget.unwrap_or(d.step_budget),
         attention: a.attention.unwrap_or(d.attention),
