@@ -1,7 +1,7 @@
 //! Report charts: every chart renders from small hand-made data to an SVG carrying its text and
 //! to a valid, non-blank PNG; empty input says "no data"; labels are escaped in the SVG; and the
 //! drawn marks follow the data (bar lengths proportional to rates, scatter positions ordered and
-//! scaled like the data, colour by strategy and marker by model, heat-map values in place and
+//! scaled like the data, one fixed colour and marker per strategy, heat-map values in place and
 //! column labels whole).
 //!
 //! Set `PLOTS_SAMPLE_DIR=/some/dir` to keep the rendered files for a look.
@@ -15,6 +15,7 @@ const WHITE: [u8; 3] = [255, 255, 255];
 fn bars() -> Vec<Bar> {
     let bar = |label: &str, value: f64, low: f64, high: f64| Bar {
         label: label.to_owned(),
+        colour: label.split(" · ").next().unwrap_or(label).to_owned(),
         value,
         low,
         high,
@@ -334,6 +335,7 @@ fn labels_are_escaped_in_svg() {
             evil,
             &[Bar {
                 label: evil.to_owned(),
+                colour: evil.to_owned(),
                 value: 0.5,
                 low: 0.2,
                 high: 0.8,
@@ -398,6 +400,7 @@ fn awkward_labels_do_not_panic() {
         .iter()
         .map(|l| Bar {
             label: (*l).to_owned(),
+            colour: (*l).to_owned(),
             value: 0.5,
             low: 0.6, // interval not around the value: drawn as given
             high: 0.4,
@@ -431,6 +434,7 @@ fn many_rows_and_unusual_ranges() {
     let many: Vec<Bar> = (0..80)
         .map(|i| Bar {
             label: format!("S{i} · m{}", i % 3),
+            colour: format!("S{i}"),
             value: f64::from(i) / 80.0,
             low: 0.0,
             high: 1.0,
@@ -444,6 +448,7 @@ fn many_rows_and_unusual_ranges() {
     // Rates outside [0, 1] and negative values get a plain numeric axis.
     let odd = [Bar {
         label: "pct".to_owned(),
+        colour: "pct".to_owned(),
         value: 72.0,
         low: -5.0,
         high: 90.0,
@@ -491,6 +496,7 @@ fn many_rows_and_unusual_ranges() {
 fn bad_values_are_errors() {
     let nan = [Bar {
         label: "x".to_owned(),
+        colour: "x".to_owned(),
         value: f64::NAN,
         low: 0.0,
         high: 1.0,
@@ -620,81 +626,135 @@ fn bar_lengths_are_proportional_to_the_rates() {
         ys.windows(2).all(|w| w[0] < w[1]),
         "first bar on top: {ys:?}"
     );
-    // Bars of the same model share a colour, different models differ.
+    // Bars of the same strategy share its colour whatever the destination; strategies differ.
     let fill = |i: usize| attr(rects[i], "fill").unwrap();
-    assert_eq!(fill(0), fill(2));
-    assert_eq!(fill(1), fill(3));
-    assert_ne!(fill(0), fill(1));
+    assert_eq!(fill(0), fill(1));
+    assert_eq!(fill(2), fill(3));
+    assert_ne!(fill(0), fill(2));
 }
 
 #[test]
-fn scatter_markers_follow_the_data_colour_by_strategy_shape_by_model() {
-    let data = points();
+fn scatter_markers_follow_the_data() {
+    // One strategy (A: circles) on one destination, so every data marker is a circle.
+    let data: Vec<Point> = [(1200.0, 0.9), (5400.0, 0.72), (21000.0, 1.0)]
+        .into_iter()
+        .map(|(x, y)| Point {
+            label: format!("A at {x}"),
+            colour: "A".to_owned(),
+            marker: "sim:careful".to_owned(),
+            x,
+            y,
+        })
+        .collect();
     let plot = plots::cost_quality("t", &data).unwrap();
     const LEGEND_INK: &str = "#1E1E1E";
-    // Circles are the first destination (sim:careful); the legend's marker keys are in ink.
     let circles: Vec<&str> = elements(&plot.svg, "circle")
         .into_iter()
         .filter(|c| attr(c, "stroke").is_some_and(|s| s != LEGEND_INK))
         .collect();
-    let careful: Vec<&Point> = data.iter().filter(|p| p.marker == "sim:careful").collect();
-    assert_eq!(
-        circles.len(),
-        careful.len(),
-        "one circle per sim:careful point"
-    );
-    // Pixel positions are an increasing linear map of x and a decreasing one of y.
+    // The legend's own A marker comes first; then one circle per point.
+    assert_eq!(circles.len(), data.len() + 1, "{circles:?}");
+    let points = &circles[1..];
     let (cx, cy): (Vec<f64>, Vec<f64>) =
-        circles.iter().map(|c| (num(c, "cx"), num(c, "cy"))).unzip();
-    for i in 0..careful.len() {
-        for j in 0..careful.len() {
-            if careful[i].x < careful[j].x {
-                assert!(
-                    cx[i] < cx[j],
-                    "x order of {} and {}",
-                    careful[i].label,
-                    careful[j].label
-                );
+        points.iter().map(|c| (num(c, "cx"), num(c, "cy"))).unzip();
+    assert!(cx[0] < cx[1] && cx[1] < cx[2], "x order: {cx:?}");
+    assert!(cy[1] > cy[0] && cy[0] > cy[2], "y order: {cy:?}");
+    let sx = (cx[2] - cx[0]) / (data[2].x - data[0].x);
+    let predicted = cx[0] + (data[1].x - data[0].x) * sx;
+    assert!((cx[1] - predicted).abs() <= 2.0, "x scale is linear");
+    for t in ["strategy", "A"] {
+        assert!(has_text(&plot, t), "legend lacks {t:?}");
+    }
+}
+
+/// The data colours of an SVG (strokes and fills that are not ink, grid or white).
+fn data_colours(svg: &str) -> std::collections::BTreeSet<String> {
+    const NOT_DATA: [&str; 6] = [
+        "#1E1E1E", "#646464", "#E1E1E1", "#D7D7D7", "#FFFFFF", "none",
+    ];
+    let mut out = std::collections::BTreeSet::new();
+    for tag in ["circle", "polyline", "rect", "path", "line"] {
+        for el in elements(svg, tag) {
+            for key in ["stroke", "fill"] {
+                if let Some(c) = attr(el, key)
+                    && c.starts_with('#')
+                    && !NOT_DATA.contains(&c)
+                {
+                    out.insert(c.to_owned());
+                }
             }
-            if careful[i].y < careful[j].y {
-                assert!(
-                    cy[i] > cy[j],
-                    "y order of {} and {}",
-                    careful[i].label,
-                    careful[j].label
+        }
+    }
+    out
+}
+
+#[test]
+fn a_strategy_keeps_its_colour_whatever_else_a_report_plots() {
+    let point = |strategy: &str| Point {
+        label: format!("{strategy} · sim:careful"),
+        colour: strategy.to_owned(),
+        marker: "sim:careful".to_owned(),
+        x: 100.0 + strategy.len() as f64,
+        y: 0.5,
+    };
+    let bar = |strategy: &str| Bar {
+        label: format!("{strategy} · sim:careful"),
+        colour: strategy.to_owned(),
+        value: 0.5,
+        low: 0.4,
+        high: 0.6,
+    };
+    let alone = |s: &str| {
+        let scatter = plots::cost_quality("t", &[point(s)]).unwrap();
+        let bars = plots::success_bars("t", &[bar(s)]).unwrap();
+        (data_colours(&scatter.svg), data_colours(&bars.svg))
+    };
+    let (c_scatter, c_bars) = alone("C");
+    assert_eq!(c_scatter.len(), 1, "{c_scatter:?}");
+    assert_eq!(c_scatter, c_bars, "one colour for C in both charts");
+    // No two strategies look alike: the built-ins, and plug-ins against every built-in.
+    let ids = [
+        "A",
+        "mask",
+        "B",
+        "B+A",
+        "C",
+        "D",
+        "none",
+        "gov:B",
+        "gov:C",
+        "gov:D",
+        "B-live",
+        "exec:mine",
+        "exec:python-example",
+        "exec:shell-example",
+    ];
+    for (i, a) in ids.iter().enumerate() {
+        assert_eq!(plots::strategy_look(a), plots::strategy_look(a), "stable");
+        for b in &ids[i + 1..] {
+            let builtin = !b.starts_with("exec:");
+            if builtin || !a.starts_with("exec:") {
+                assert_ne!(
+                    plots::strategy_look(a),
+                    plots::strategy_look(b),
+                    "{a} and {b} look alike"
                 );
             }
         }
     }
-    let sx = (cx[2] - cx[0]) / (careful[2].x - careful[0].x);
-    let predicted = cx[0] + (careful[1].x - careful[0].x) * sx;
-    assert!((cx[1] - predicted).abs() <= 2.0, "x scale is linear");
-    // The second destination is drawn as triangles (closed polylines) in the strategy's colour.
-    let triangles: Vec<&str> = elements(&plot.svg, "polyline")
-        .into_iter()
-        .filter(|p| attr(p, "points").is_some_and(|pts| pts.split_whitespace().count() == 4))
-        .filter(|p| attr(p, "stroke") != Some(LEGEND_INK))
-        .collect();
-    assert_eq!(triangles.len(), 2, "A and C on sim:sloppy");
-    assert_eq!(
-        attr(triangles[0], "stroke"),
-        attr(circles[0], "stroke"),
-        "A shares a colour"
-    );
-    assert_eq!(
-        attr(triangles[1], "stroke"),
-        attr(circles[1], "stroke"),
-        "C shares a colour"
-    );
-    assert_ne!(attr(circles[0], "stroke"), attr(circles[1], "stroke"));
-    for t in [
-        "colour: strategy",
-        "marker: destination",
-        "A",
-        "full-context",
-        "sim:sloppy",
+    // Whatever comes before it, and in whichever order, C keeps its colour.
+    for list in [
+        vec!["C"],
+        vec!["A", "C"],
+        vec!["none", "A", "B", "C", "D", "mask"],
+        vec!["exec:mine", "D", "C"],
     ] {
-        assert!(has_text(&plot, t), "legend lacks {t:?}");
+        let points: Vec<Point> = list.iter().map(|s| point(s)).collect();
+        let scatter = plots::cost_quality("t", &points).unwrap();
+        assert!(
+            data_colours(&scatter.svg).is_superset(&c_scatter),
+            "C's colour is missing from {list:?}"
+        );
     }
 }
 
@@ -711,11 +771,12 @@ fn markers_on_the_same_spot_stay_visible() {
     let plot = plots::cost_quality("t", &data).unwrap();
     let circles: Vec<(f64, f64)> = elements(&plot.svg, "circle")
         .into_iter()
-        .filter(|c| attr(c, "stroke") != Some("#1E1E1E"))
+        .filter(|c| attr(c, "stroke") != Some("#1E1E1E") && num(c, "r") > 4.0)
         .map(|c| (num(c, "cx"), num(c, "cy")))
         .collect();
-    assert_eq!(circles.len(), 2);
-    assert_ne!(circles[0], circles[1], "the second circle is nudged aside");
+    // The legend's A marker, then A on m1 and A on m2 (the latter with a centre dot).
+    assert_eq!(circles.len(), 3, "{circles:?}");
+    assert_ne!(circles[1], circles[2], "the second circle is nudged aside");
 }
 
 #[test]

@@ -818,6 +818,7 @@ pub fn render_plots(
             let (low, high) = ci(g).unwrap_or((g.task_success.rate, g.task_success.rate));
             plots::Bar {
                 label: format!("{} · {}", g.strategy, g.model),
+                colour: g.strategy.clone(),
                 value: g.task_success.rate,
                 low,
                 high,

@@ -1,5 +1,5 @@
 //! The task-success bar chart: one horizontal bar per entry with its interval as a whisker,
-//! coloured by the group after the last `" · "` of the label.
+//! coloured by its strategy's fixed colour ([`strategy_style`]).
 //!
 //! It draws the [`super::Bar`]s it is given, in order; it never computes a rate or an interval.
 
@@ -18,17 +18,15 @@ pub(super) struct BarsFigure<'a> {
 }
 
 impl BarsFigure<'_> {
-    /// Colour groups: the text after the last `" · "` when every label has one and there is
-    /// more than one distinct group.
-    fn groups(&self) -> Option<Vec<String>> {
+    /// The distinct colour keys (strategies), in first-seen order.
+    fn groups(&self) -> Vec<String> {
         let mut groups: Vec<String> = Vec::new();
         for b in self.bars {
-            let (_, g) = b.label.rsplit_once(" · ")?;
-            if !groups.iter().any(|x| x == g) {
-                groups.push(g.to_owned());
+            if !groups.contains(&b.colour) {
+                groups.push(b.colour.clone());
             }
         }
-        (groups.len() > 1).then_some(groups)
+        groups
     }
 
     fn row_px(&self) -> u32 {
@@ -43,32 +41,16 @@ impl Figure for BarsFigure<'_> {
 
     fn draw<DB: DrawingBackend>(&self, root: &DrawingArea<DB, Shift>) -> Drawn<DB> {
         let n = self.bars.len();
-        let groups = self.groups();
-        let color_of = |b: &Bar| -> RGBColor {
-            let Some(groups) = &groups else {
-                return PALETTE[0];
-            };
-            let g = b.label.rsplit_once(" · ").map_or("", |(_, g)| g);
-            let i = groups.iter().position(|x| x == g).unwrap_or(0);
-            PALETTE[i % PALETTE.len()]
-        };
-
+        let color_of = |b: &Bar| strategy_style(&b.colour).0;
         let body = frame(root, self.title)?;
-        let mut items: Vec<LegendItem> = groups
-            .iter()
-            .flatten()
-            .enumerate()
-            .map(|(i, g)| LegendItem {
-                key: Key::Swatch(PALETTE[i % PALETTE.len()]),
-                text: g.clone(),
+        let mut items: Vec<LegendItem> = self
+            .groups()
+            .into_iter()
+            .map(|g| LegendItem {
+                key: Key::Swatch(strategy_style(&g).0),
+                text: g,
             })
             .collect();
-        if groups.is_none() {
-            items.push(LegendItem {
-                key: Key::Swatch(PALETTE[0]),
-                text: "rate".to_owned(),
-            });
-        }
         items.push(LegendItem {
             key: Key::Whisker(INK),
             text: "interval (low – high)".to_owned(),

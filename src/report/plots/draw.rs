@@ -35,6 +35,47 @@ pub(super) const PALETTE: [RGBColor; 9] = [
     RGBColor(140, 140, 140),
 ];
 
+/// The fixed colour (an index into [`PALETTE`]) and marker shape of each built-in strategy, so a
+/// strategy looks the same in every plot of every report. Pairs that share a colour differ in
+/// shape and in kind (a governed wrapper takes its inner strategy's colour with another shape),
+/// so no two ids of this table look alike, also to colour-blind readers (Okabe–Ito hues).
+const FIXED: [(&str, usize, usize); 11] = [
+    ("A", 1, 0),      // orange circle
+    ("mask", 6, 3),   // purple diamond
+    ("B", 3, 1),      // reddish purple triangle
+    ("B+A", 5, 2),    // vermillion square
+    ("C", 0, 2),      // blue square
+    ("D", 2, 3),      // bluish green diamond
+    ("none", 8, 5),   // grey ×
+    ("gov:B", 3, 4),  // reddish purple plus
+    ("gov:C", 0, 4),  // blue plus
+    ("gov:D", 2, 4),  // bluish green plus
+    ("B-live", 4, 1), // sky blue triangle
+];
+
+/// The colour and marker shape of strategy `id`: [`FIXED`] for the built-ins, else drawn from a
+/// hash of the id (FNV-1a) among the hue × shape pairs no built-in uses, so a plug-in keeps its
+/// look across runs and reports, whatever else the run holds, and never looks like a built-in.
+/// Two plug-ins may hash to the same pair; their labels tell them apart.
+pub(super) fn strategy_style(id: &str) -> (RGBColor, usize) {
+    if let Some((_, c, m)) = FIXED.iter().find(|(k, _, _)| *k == id) {
+        return (PALETTE[*c], *m);
+    }
+    let mut h: u64 = 0xcbf2_9ce4_8422_2325;
+    for b in id.bytes() {
+        h ^= u64::from(b);
+        h = h.wrapping_mul(0x0100_0000_01b3);
+    }
+    // Black and grey are kept for `none` and the axes' ink; a plug-in gets a hue.
+    let hues = PALETTE.len() - 2;
+    let free: Vec<(usize, usize)> = (0..hues)
+        .flat_map(|c| (0..SHAPES).map(move |m| (c, m)))
+        .filter(|(c, m)| !FIXED.iter().any(|(_, fc, fm)| fc == c && fm == m))
+        .collect();
+    let (c, m) = free[(h % free.len() as u64) as usize];
+    (PALETTE[c], m)
+}
+
 /// Distinct marker shapes (see [`draw_marker`]).
 pub(super) const SHAPES: usize = 6;
 
@@ -175,6 +216,8 @@ pub(super) fn frame<DB: DrawingBackend>(
 pub(super) enum Key {
     Swatch(RGBColor),
     Marker(RGBColor, usize),
+    /// A marker with a centre dot (a second value of a scatter's second key).
+    DottedMarker(RGBColor, usize),
     Whisker(RGBColor),
     Box(RGBColor),
     Median,
@@ -261,6 +304,10 @@ pub(super) fn draw_key<DB: DrawingBackend>(
             ))?;
         }
         Key::Marker(c, shape) => draw_marker(panel, (x, y), (0, 0), shape, c)?,
+        Key::DottedMarker(c, shape) => {
+            draw_marker(panel, (x, y), (0, 0), shape, c)?;
+            panel.draw(&Circle::new((x, y), 2, c.filled()))?;
+        }
         Key::Label => {}
         Key::Whisker(c) => {
             let s = c.stroke_width(2);

@@ -35,17 +35,15 @@ impl LinesFigure<'_> {
     fn legend(&self) -> Vec<LegendItem> {
         let mut items = vec![LegendItem {
             key: Key::Label,
-            text: "colour: strategy".to_owned(),
+            text: "strategy".to_owned(),
         }];
-        items.extend(
-            distinct(self.series, |s| &s.line)
-                .iter()
-                .enumerate()
-                .map(|(i, c)| LegendItem {
-                    key: Key::Swatch(PALETTE[i % PALETTE.len()]),
-                    text: (*c).to_owned(),
-                }),
-        );
+        items.extend(distinct(self.series, |s| &s.line).iter().map(|c| {
+            let (colour, shape) = strategy_style(c);
+            LegendItem {
+                key: Key::Marker(colour, shape),
+                text: (*c).to_owned(),
+            }
+        }));
         if self.series.iter().any(|s| s.dashed) {
             items.push(LegendItem {
                 key: Key::Label,
@@ -71,7 +69,6 @@ impl Figure for LinesFigure<'_> {
         let items = self.legend();
         let (plot_area, legend) = split_legend(&body, "", &items)?;
         draw_legend(&legend, "", &items)?;
-        let lines = distinct(self.series, |s| &s.line);
         let panels = distinct(self.series, |s| &s.panel);
         let areas = plot_area.split_evenly((panels.len().max(1), 1));
         let x_axis = Axis::linear(
@@ -112,8 +109,7 @@ impl Figure for LinesFigure<'_> {
                 .y_desc(self.y_desc)
                 .draw()?;
             for s in self.series.iter().filter(|s| s.panel == *panel) {
-                let i = lines.iter().position(|l| *l == s.line).unwrap_or(0);
-                let colour = PALETTE[i % PALETTE.len()];
+                let (colour, shape) = strategy_style(&s.line);
                 let stroke = colour.stroke_width(2);
                 let pts: Vec<(f64, f64)> = s.points.iter().map(|p| (p.0, p.1)).collect();
                 if s.dashed {
@@ -144,9 +140,7 @@ impl Figure for LinesFigure<'_> {
                             colour.stroke_width(1),
                         ))?;
                     }
-                    chart
-                        .plotting_area()
-                        .draw(&Circle::new((p.0, p.1), 3, colour.filled()))?;
+                    draw_marker(chart.plotting_area(), (p.0, p.1), (0, 0), shape, colour)?;
                 }
             }
         }

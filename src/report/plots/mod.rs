@@ -51,12 +51,22 @@ use heat::HeatFigure;
 use lines::LinesFigure;
 use scatter::ScatterFigure;
 
+/// The look of strategy `id` in every plot: its colour as RGB and its marker shape (0 circle,
+/// 1 triangle, 2 square, 3 diamond, 4 plus, 5 ×). Built-ins have a fixed look; any other id
+/// gets one from a hash of the id that no built-in uses.
+pub fn strategy_look(id: &str) -> ([u8; 3], usize) {
+    let (c, shape) = draw::strategy_style(id);
+    ([c.0, c.1, c.2], shape)
+}
+
 /// A rate with its interval, e.g. the task success of one strategy × model.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Bar {
-    /// Shown next to the bar, e.g. `"C · sim:careful"`. Bars whose labels share the text after
-    /// the last `" · "` share a colour (and a legend entry).
+    /// Shown next to the bar, e.g. `"C · sim:careful"`.
     pub label: String,
+    /// Colour key: the strategy. A strategy has one colour in every plot of every report
+    /// (README, "Reading the report").
+    pub colour: String,
     /// The rate; rates in `[0, 1]` are shown as percentages.
     pub value: f64,
     /// Lower end of the interval.
@@ -70,9 +80,10 @@ pub struct Bar {
 pub struct Point {
     /// Written next to the point where it does not collide with another label or marker.
     pub label: String,
-    /// Colour key, e.g. the strategy: points with the same key share a colour.
+    /// Colour and marker key: the strategy (one colour and shape in every plot).
     pub colour: String,
-    /// Marker key, e.g. the destination model: points with the same key share a marker shape.
+    /// Second key, e.g. the destination model: the first value's markers are hollow, the
+    /// others' carry a centre dot; the label names it either way.
     pub marker: String,
     /// Horizontal position, e.g. median restore tokens.
     pub x: f64,
@@ -105,7 +116,7 @@ pub struct Distribution {
 pub struct Series {
     /// The panel it is drawn in, e.g. the destination model (panels stack in first-seen order).
     pub panel: String,
-    /// Colour key, e.g. the strategy.
+    /// Colour and marker key: the strategy (one colour and shape in every plot).
     pub line: String,
     /// Drawn dashed (e.g. the unsafe-cell rate beside the solid success rate).
     pub dashed: bool,

@@ -1,6 +1,7 @@
-//! The cost/quality scatter plot: one hollow marker per point — colour by one key (the
-//! strategy), shape by another (the destination model) — a legend with both keys, direct labels
-//! where they fit, and markers on the same spot nudged apart so each stays visible.
+//! The cost/quality scatter plot: one marker per point — colour and shape by the strategy (its
+//! fixed style, [`strategy_style`]), a centre dot for every destination but the first — a
+//! legend with both keys, direct labels where they fit, and markers on the same spot nudged
+//! apart so each stays visible.
 //!
 //! It draws the [`super::Point`]s it is given; it never aggregates records.
 
@@ -36,20 +37,29 @@ impl ScatterFigure<'_> {
         let markers = keys(self.points, |p| &p.marker);
         let mut items = vec![LegendItem {
             key: Key::Label,
-            text: "colour: strategy".to_owned(),
+            text: "strategy".to_owned(),
         }];
-        items.extend(colours.iter().enumerate().map(|(i, c)| LegendItem {
-            key: Key::Swatch(PALETTE[i % PALETTE.len()]),
-            text: (*c).to_owned(),
+        items.extend(colours.iter().map(|c| {
+            let (colour, shape) = strategy_style(c);
+            LegendItem {
+                key: Key::Marker(colour, shape),
+                text: (*c).to_owned(),
+            }
         }));
-        items.push(LegendItem {
-            key: Key::Label,
-            text: "marker: destination".to_owned(),
-        });
-        items.extend(markers.iter().enumerate().map(|(i, m)| LegendItem {
-            key: Key::Marker(INK, i),
-            text: (*m).to_owned(),
-        }));
+        if markers.len() > 1 {
+            items.push(LegendItem {
+                key: Key::Label,
+                text: "destination".to_owned(),
+            });
+            items.extend(markers.iter().enumerate().map(|(i, m)| LegendItem {
+                key: if i == 0 {
+                    Key::Marker(INK, 0)
+                } else {
+                    Key::DottedMarker(INK, 0)
+                },
+                text: format!("{} {m}", if i == 0 { "hollow:" } else { "dot:" }),
+            }));
+        }
         items
     }
 }
@@ -60,13 +70,8 @@ impl Figure for ScatterFigure<'_> {
     }
 
     fn draw<DB: DrawingBackend>(&self, root: &DrawingArea<DB, Shift>) -> Drawn<DB> {
-        let colours = keys(self.points, |p| &p.colour);
         let markers = keys(self.points, |p| &p.marker);
-        let colour = |p: &Point| {
-            let i = colours.iter().position(|c| *c == p.colour).unwrap_or(0);
-            PALETTE[i % PALETTE.len()]
-        };
-        let shape = |p: &Point| markers.iter().position(|m| *m == p.marker).unwrap_or(0);
+        let dotted = |p: &Point| markers.iter().position(|m| *m == p.marker).unwrap_or(0) > 0;
         let body = frame(root, self.title)?;
         let items = self.legend();
         let (plot_area, legend) = split_legend(&body, "", &items)?;
@@ -105,13 +110,20 @@ impl Figure for ScatterFigure<'_> {
                 .count() as i32;
             drawn.push((px, py));
             nudges.push(near * 11);
+            let (colour, shape) = strategy_style(&p.colour);
             draw_marker(
                 chart.plotting_area(),
                 (p.x, p.y),
                 (near * 11, 0),
-                shape(p),
-                colour(p),
+                shape,
+                colour,
             )?;
+            if dotted(p) {
+                chart.plotting_area().draw(
+                    &(EmptyElement::at((p.x, p.y))
+                        + Circle::new((near * 11, 0), 2, colour.filled())),
+                )?;
+            }
         }
 
         // Direct labels where they do not collide with another label or marker; the legend
