@@ -10,6 +10,26 @@ use clap::{Args, Subcommand};
 
 use crate::envelope::InspectContinuityArgs;
 
+/// `run --help`'s closing section: what `--models` accepts and what the exit status means.
+const RUN_AFTER_HELP: &str = "\
+Model specs (--models, comma-separated):
+  sim:careful            simulated destination: acts on what the handoff states, reconciles and
+                         verifies before acting, treats quoted outside text as data
+  sim:literal            simulated destination: follows every instruction the handoff carries
+  sim:oracle             performs the reference continuation exactly: the scorer's calibration
+  openai:MODEL           a live OpenAI-compatible model; base URL from OPENAI_BASE_URL, key from
+                         OPENAI_API_KEY
+  NAME                   a live model configured in the --config file as a [model.NAME] table
+                         (base_url, model, api_key_env, context_window, max_tokens, timeouts, ...)
+
+Exit codes:
+  0 the run is complete and no more cells errored than --max-errored-fraction allows
+  2 unusable input: bad arguments, an invalid scenario or strategy file, an unwritable folder
+  5 incomplete: results.jsonl lacks cells of the matrix (run again with --resume)
+  6 more cells errored than --max-errored-fraction allows (the reports are written)
+  7 a live model failed its probe before the first cell (key, URL or model): no cell ran
+";
+
 // Parsed once per process: the size of the largest variant (`run`'s many flags) costs nothing.
 #[allow(clippy::large_enum_variant)]
 #[derive(Debug, Subcommand)]
@@ -20,6 +40,7 @@ pub enum Command {
     /// Run the benchmark matrix (offline default: shipped scenarios, strategies none A B C D mask
     /// B+A gov:B gov:C, destinations sim:careful sim:literal, 3 repetitions) and write the run
     /// folder.
+    #[command(after_long_help = RUN_AFTER_HELP)]
     Run(RunArgs),
     /// Benchmark the harness itself: run the offline default matrix with many repetitions and
     /// print cells per second, CPU time per cell and peak memory.
@@ -33,7 +54,7 @@ pub enum Command {
     /// Audit handoffs without a model: which critical facts each strategy's text carries, injected
     /// directives outside a quotation, uncertain operations kept, tokens, checkpoint rule checks.
     Audit(AuditArgs),
-    /// Check a checkpoint against the seed-003 §9.2 compaction rules: a strategy's, or a JSON file
+    /// Check a checkpoint against the compaction rules (README, References): a strategy's, or a JSON file
     /// (`compaction-eval/handoff/1`). Exit 0 when it breaks none, 1 when it breaks some.
     CheckHandoff(CheckHandoffArgs),
     /// Write the JSON Schemas of the plug-in protocol (state, handoff, text documents).
@@ -55,10 +76,10 @@ pub enum Command {
     Transcripts(TranscriptsCmd),
     /// Build one handoff and print it as a destination would see it, with its token count.
     Handoff(HandoffArgs),
-    /// The continuity-envelope reference exercise of seed 000 (exit 0 reauthorization_required,
+    /// The continuity-envelope reference exercise (exit 0 reauthorization_required,
     /// 3 blocked_on_reconciliation, 4 continuity_validation_failed).
     InspectContinuity(InspectContinuityArgs),
-    /// Print the governed-context report (seed 004) of one `gov:X` handoff as JSON: the policy,
+    /// Print the governed-context report of one `gov:X` handoff as JSON: the policy,
     /// the report before and after governed resume, the session lineage and the byte counts —
     /// never document contents. Exit 0 READY, 1 BLOCKED, 2 on unusable input.
     ContextReport(ContextReportArgs),
@@ -113,7 +134,7 @@ pub struct RunArgs {
     /// Comma-separated interrupt points (default: all).
     #[arg(long, value_delimiter = ',')]
     pub interrupts: Option<Vec<String>>,
-    /// Comma-separated strategy ids; `gov:X` runs X under governed context (seed 004)
+    /// Comma-separated strategy ids; `gov:X` runs X under governed context
     /// [default: none,A,B,C,D,mask,B+A,gov:B,gov:C].
     #[arg(long, value_delimiter = ',')]
     pub strategies: Option<Vec<String>>,
@@ -337,7 +358,10 @@ pub enum ScenariosCmd {
     /// One line per scenario: domain, interrupt points, events, facts by kind.
     List,
     /// Print one scenario (after parsing) as JSON.
-    Show { id: String },
+    Show {
+        /// Scenario id (`ID@benign` for the benign variant of an injection scenario).
+        id: String,
+    },
     /// Print the JSON Schema of the scenario format.
     Schema {
         /// Write to this file instead of stdout.
@@ -350,11 +374,15 @@ pub enum ScenariosCmd {
 pub enum CacheCmd {
     /// Entries and size of the cache.
     Stats {
+        /// The cache folder [default: `compaction-eval/responses` in the user's cache folder,
+        /// e.g. ~/.cache].
         #[arg(long)]
         cache_dir: Option<PathBuf>,
     },
     /// Delete every cached response.
     Clear {
+        /// The cache folder [default: `compaction-eval/responses` in the user's cache folder,
+        /// e.g. ~/.cache].
         #[arg(long)]
         cache_dir: Option<PathBuf>,
     },
@@ -368,7 +396,7 @@ pub struct ValidateArgs {
 
 #[derive(Debug, Args)]
 pub struct BenchArgs {
-    /// Repetitions per scale (the default matrix has 770 cells per repetition and scale).
+    /// Repetitions per scale (the default matrix has 990 cells per repetition and scale).
     #[arg(long, default_value_t = 30)]
     pub reps: u32,
     /// Comma-separated scales, each timed on its own [default: base,40k,120k].
@@ -402,8 +430,11 @@ pub struct GateArgs {
 
 #[derive(Debug, Args)]
 pub struct CompareArgs {
+    /// The baseline run folder.
     pub base_dir: PathBuf,
+    /// The candidate run folder, compared with the baseline over the cells both hold.
     pub cand_dir: PathBuf,
+    /// Where the Markdown comparison goes [default: CAND_DIR/compare.md].
     #[arg(long)]
     pub out: Option<PathBuf>,
 }
@@ -419,18 +450,20 @@ pub struct AuditArgs {
     /// Where audit.csv and audit.json go.
     #[arg(long, default_value = "reports/audit")]
     pub out: PathBuf,
+    /// Folder of strategy configurations and templates.
     #[arg(long, default_value = "strategies")]
     pub strategy_dir: PathBuf,
-    /// History scale the scenarios are audited at (`base`, `40k`, …; the default seed's volume)
-    /// [default: base].
+    /// History scale the scenarios are audited at (`base`, `40k`, …; the default seed's volume).
     #[arg(long, default_value = "base")]
     pub scale: String,
 }
 
 #[derive(Debug, Args)]
 pub struct CheckHandoffArgs {
+    /// Scenario id (`ID@benign` for the benign variant of an injection scenario).
     #[arg(long)]
     pub scenario: String,
+    /// Interrupt point (e.g. `uncertain_side_effect`).
     #[arg(long)]
     pub interrupt: String,
     /// A strategy that produces checkpoints (C, D, or a plug-in).
@@ -439,6 +472,7 @@ pub struct CheckHandoffArgs {
     /// A checkpoint document to check.
     #[arg(long)]
     pub checkpoint: Option<PathBuf>,
+    /// Folder of strategy configurations and templates.
     #[arg(long, default_value = "strategies")]
     pub strategy_dir: PathBuf,
     /// One JSON object instead of lines.
@@ -454,13 +488,21 @@ pub struct PluginInputArgs {
     /// Interrupt point (e.g. `uncertain_side_effect`).
     #[arg(long)]
     pub interrupt: String,
-    /// The token budget a strategy configuration would pass (`token_budget`).
+    /// An `exec:` strategy whose `token_budget` applies (as in a run: the smaller of it and the
+    /// destination's usable context).
+    #[arg(long)]
+    pub strategy: Option<String>,
+    /// The token budget to pass, overriding the strategy's and the window's [default: the
+    /// usable context of --context-window, as a run passes it].
     #[arg(long)]
     pub token_budget: Option<u64>,
+    #[command(flatten)]
+    pub build: BuildArgs,
 }
 
 #[derive(Debug, Args)]
 pub struct PluginSchemasArgs {
+    /// Folder the three schema files are written to.
     #[arg(long, default_value = "strategies/schemas")]
     pub out_dir: PathBuf,
 }
