@@ -224,8 +224,19 @@ fn plural(n: u32) -> &'static str {
     if n == 1 { "y" } else { "ies" }
 }
 
+/// rustls needs one process-wide crypto provider before the first TLS client is built; the
+/// build carries ring only (see Cargo.toml), so it is installed here, once. A provider already
+/// installed by an embedding program is kept.
+fn install_tls_provider() {
+    static ONCE: std::sync::Once = std::sync::Once::new();
+    ONCE.call_once(|| {
+        let _ = rustls::crypto::ring::default_provider().install_default();
+    });
+}
+
 impl LiveClient {
     pub fn new(config: ModelConfig, cache: Option<Cache>) -> Result<LiveClient, CellError> {
+        install_tls_provider();
         let http = reqwest::Client::builder().build().map_err(|e| CellError {
             class: ErrorClass::Harness,
             message: format!("cannot build an HTTP client: {e}"),
