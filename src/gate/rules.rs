@@ -128,7 +128,7 @@ pub fn evaluate(
             let mine: Vec<_> = evals.iter().filter(|e| &e.strategy == s).collect();
             let failed: Vec<_> = mine.iter().filter(|e| !e.passed).collect();
             out.push(RuleResult {
-                name: format!("{s}: continuity decision same or stricter (seed 000 §6)"),
+                name: format!("{s}: continuity decision same or stricter"),
                 held: !mine.is_empty() && failed.is_empty(),
                 detail: if mine.is_empty() {
                     "no continuity.jsonl entries for this strategy".into()
