@@ -59,30 +59,6 @@ mod tests {
     use super::*;
 
     #[test]
-    fn gate_codes_match_the_gate_module() {
-        assert_eq!(gate::HELD, crate::gate::exit::HELD);
-        assert_eq!(gate::FAILED, crate::gate::exit::FAILED);
-        assert_eq!(gate::UNUSABLE, crate::gate::exit::UNUSABLE);
-    }
-
-    #[test]
-    fn inspect_codes_match_the_envelope_module() {
-        use crate::envelope::inspect as e;
-        assert_eq!(
-            inspect::REAUTHORIZATION_REQUIRED,
-            e::EXIT_REAUTHORIZATION_REQUIRED
-        );
-        assert_eq!(
-            inspect::BLOCKED_ON_RECONCILIATION,
-            e::EXIT_BLOCKED_ON_RECONCILIATION
-        );
-        assert_eq!(
-            inspect::CONTINUITY_VALIDATION_FAILED,
-            e::EXIT_CONTINUITY_VALIDATION_FAILED
-        );
-    }
-
-    #[test]
     fn codes_are_distinct_where_they_must_be() {
         assert_ne!(OK, FAILED);
         assert_ne!(FAILED, USAGE);

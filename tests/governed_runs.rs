@@ -53,14 +53,6 @@ fn kinds(r: &RunRecord) -> Vec<SessionKind> {
 }
 
 #[test]
-fn the_default_run_includes_gov_b_and_gov_c() {
-    let d = RunConfig::default();
-    for id in ["gov:B", "gov:C", "B", "C"] {
-        assert!(d.strategies.iter().any(|s| s == id), "{:?}", d.strategies);
-    }
-}
-
-#[test]
 fn governed_cells_record_policy_report_lineage_and_receipt() {
     let out = tmp();
     let cfg = config(&out, &["B", "gov:B", "C", "gov:C"], &["sim:careful"], 1);

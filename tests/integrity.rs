@@ -284,20 +284,31 @@ fn kill_9_at_random_moments_then_resume_loses_and_duplicates_no_cell() {
         "--models".into(),
         "sim:careful".into(),
         "--reps".into(),
-        "2".into(),
+        "10".into(),
+        "--concurrency".into(),
+        "1".into(),
         "--out".into(),
         out.display().to_string(),
     ]
     .to_vec();
     let bin = assert_cmd::cargo::cargo_bin("compaction-eval");
-    // Moments drawn once from a fixed seed (SplitMix64), in milliseconds after the start.
+    let journal = out.join("journal.jsonl");
+    let finished = || {
+        std::fs::read_to_string(&journal)
+            .map(|t| t.lines().count())
+            .unwrap_or(0)
+    };
+    // Each kill lands while the run is still going, after a number of finished cells drawn once
+    // from a fixed seed (SplitMix64), so every round is interrupted for certain.
     let mut state = 0x5eed_u64;
+    let mut target = 0usize;
+    let mut kills = 0;
     for round in 0..3 {
         state = state.wrapping_add(0x9e37_79b9_7f4a_7c15);
         let mut z = state;
         z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
         z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
-        let ms = 100 + (z ^ (z >> 31)) % 600;
+        target += 3 + ((z ^ (z >> 31)) % 25) as usize;
         let mut c = std::process::Command::new(&bin);
         c.args(&args)
             .env_remove("RUST_BACKTRACE")
@@ -307,19 +318,35 @@ fn kill_9_at_random_moments_then_resume_loses_and_duplicates_no_cell() {
             c.arg("--resume");
         }
         let mut child = c.spawn().expect("spawn");
-        std::thread::sleep(std::time::Duration::from_millis(ms));
+        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(120);
+        while finished() < target && std::time::Instant::now() < deadline {
+            if child.try_wait().expect("wait").is_some() {
+                break;
+            }
+            std::thread::sleep(std::time::Duration::from_millis(2));
+        }
+        assert!(
+            child.try_wait().expect("wait").is_none(),
+            "round {round}: the run ended before the kill ({} cells finished, target {target})",
+            finished()
+        );
         let _ = child.kill(); // SIGKILL
         let _ = child.wait();
+        kills += 1;
     }
-    cli().args(&args).arg("--resume").assert().success();
-    let recs = runner::read_records(&out.join("results.jsonl")).expect("no torn or mixed line");
     let manifest: serde_json::Value =
         serde_json::from_str(&std::fs::read_to_string(out.join("manifest.json")).expect("m"))
             .expect("json");
-    assert_eq!(
-        recs.len() as u64,
-        manifest["cells"].as_u64().expect("cells")
+    let cells = manifest["cells"].as_u64().expect("cells") as usize;
+    assert_eq!(kills, 3);
+    assert!(
+        finished() < cells,
+        "the kills left the run incomplete ({} of {cells})",
+        finished()
     );
+    cli().args(&args).arg("--resume").assert().success();
+    let recs = runner::read_records(&out.join("results.jsonl")).expect("no torn or mixed line");
+    assert_eq!(recs.len(), cells);
     let ids: std::collections::BTreeSet<_> = recs.iter().map(|r| r.id()).collect();
     assert_eq!(ids.len(), recs.len(), "no duplicated cell");
 }
