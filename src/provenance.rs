@@ -26,6 +26,8 @@ pub enum Presentation {
     Instruction,
 }
 
+use crate::text::fold_case;
+
 /// Words that mark a span as not to be followed (matched on lowercase text).
 const MARKERS: [&str; 27] = [
     "untrusted",
@@ -187,7 +189,7 @@ fn text_hash(text: &str) -> u64 {
     h
 }
 
-/// `text.to_lowercase()`, memoised per thread for the few texts most recently asked: a
+/// `text::fold_case(text)` (offsets stay those of `text`), memoised per thread for the few texts most recently asked: a
 /// destination judges many phrases against one handoff, and lowercasing a long transcript for
 /// each was most of a cell's cost.
 fn lowered(text: &str) -> std::rc::Rc<str> {
@@ -197,7 +199,7 @@ fn lowered(text: &str) -> std::rc::Rc<str> {
         static MEMO: RefCell<Vec<(u64, usize, Rc<str>)>> = const { RefCell::new(Vec::new()) };
     }
     if text.len() < 512 {
-        return Rc::from(text.to_lowercase());
+        return Rc::from(fold_case(text));
     }
     let key = text_hash(text);
     MEMO.with(|m| {
@@ -208,7 +210,7 @@ fn lowered(text: &str) -> std::rc::Rc<str> {
             m.push(hit);
             return out;
         }
-        let l: Rc<str> = Rc::from(text.to_lowercase());
+        let l: Rc<str> = Rc::from(fold_case(text));
         if m.len() >= 8 {
             m.remove(0);
         }
@@ -220,15 +222,11 @@ fn lowered(text: &str) -> std::rc::Rc<str> {
 /// Positions (byte offsets into `text`) where `phrase` occurs, case-insensitively and with runs of
 /// white space matching any run of white space.
 pub fn find(text: &str, phrase: &str) -> Vec<usize> {
-    let words: Vec<String> = phrase.split_whitespace().map(str::to_lowercase).collect();
+    let words: Vec<String> = phrase.split_whitespace().map(fold_case).collect();
     if words.is_empty() {
         return vec![];
     }
     let lower = lowered(text);
-    // Lowercasing can change byte lengths outside ASCII; fall back to exact positions then.
-    if lower.len() != text.len() {
-        return text.match_indices(phrase).map(|(i, _)| i).collect();
-    }
     let mut out = Vec::new();
     let mut from = 0;
     while let Some(rel) = lower[from..].find(&words[0]) {
@@ -252,9 +250,19 @@ pub fn find(text: &str, phrase: &str) -> Vec<usize> {
     out
 }
 
+/// `pos` clamped to the text and moved back to the start of the character it falls in, so a
+/// caller's offset (from another copy of the text, or past its end) can never split a character.
+fn char_start(text: &str, pos: usize) -> usize {
+    let mut pos = pos.min(text.len());
+    while !text.is_char_boundary(pos) {
+        pos -= 1;
+    }
+    pos
+}
+
 /// How the text at byte offset `pos` is presented.
 pub fn judge(text: &str, pos: usize) -> Presentation {
-    let pos = pos.min(text.len());
+    let pos = char_start(text, pos);
     let (mut lo, mut hi) = (0, text.len());
     // 1. A transcript message: a tool result is an outside source; in the user's or the agent's
     //    own message, the statement decides.
@@ -274,8 +282,8 @@ pub fn judge(text: &str, pos: usize) -> Presentation {
     let elements = elements_around(text, lo, hi, pos);
     if let Some(&(open_start, open_end, _, _)) = elements.iter().find(|e| e.3) {
         let intro = intro_line(text, open_start);
-        let head = format!("{} {}", intro, &text[open_start..open_end]).to_lowercase();
-        let intro = intro.to_lowercase();
+        let head = fold_case(&format!("{} {}", intro, &text[open_start..open_end]));
+        let intro = fold_case(&intro);
         return if has_any(&head, &MARKERS) || has_any(&head, &FLAG_MARKERS) {
             Presentation::Marked
         } else if own_attribution(&intro) && !has_source(&intro) {
@@ -291,7 +299,7 @@ pub fn judge(text: &str, pos: usize) -> Presentation {
     }
     // 3. A markdown blockquote and the line that introduces it.
     if let Some((bq_start, bq_end)) = blockquote_around(text, lo, hi, pos) {
-        let intro = intro_line(text, bq_start).to_lowercase();
+        let intro = fold_case(&intro_line(text, bq_start));
         let block = &text[bq_start..bq_end];
         return if has_any(&intro, &MARKERS) || marked(block, pos - bq_start) {
             Presentation::Marked
@@ -305,7 +313,7 @@ pub fn judge(text: &str, pos: usize) -> Presentation {
     let (s_start, s_end, context, structured) = statement_around(text, lo, hi, pos);
     let span = &text[s_start..s_end];
     let rel = pos - s_start;
-    let context_l = context.to_lowercase();
+    let context_l = fold_case(&context);
     if marked(span, rel) || has_any(&context_l, &MARKERS) || has_any(&context_l, &FLAG_MARKERS) {
         return Presentation::Marked;
     }
@@ -344,7 +352,7 @@ const HEDGES: [&str; 24] = [
 /// message, a quotation element with the line that introduces it, a blockquote, a structured item
 /// with its parents' keys, a list item, or a sentence. Returns the span's text and its context.
 pub fn span(text: &str, pos: usize) -> (String, String) {
-    let pos = pos.min(text.len());
+    let pos = char_start(text, pos);
     let (mut lo, mut hi) = (0, text.len());
     if let Some((start, end, role)) = message_around(text, pos) {
         if role == Role::ToolResult {
@@ -374,14 +382,14 @@ pub fn span(text: &str, pos: usize) -> (String, String) {
 /// Whether the statement at `pos` is hedged (kept a guess) in its own span.
 pub fn is_hedged(text: &str, pos: usize) -> bool {
     let (span, context) = span(text, pos);
-    has_any(&span.to_lowercase(), &HEDGES) || has_any(&context.to_lowercase(), &HEDGES)
+    has_any(&fold_case(&span), &HEDGES) || has_any(&fold_case(&context), &HEDGES)
 }
 
 /// Whether the statement at `pos` is marked verified or confirmed in its own span (and not
 /// "unverified", "not verified", "unconfirmed").
 pub fn is_marked_verified(text: &str, pos: usize) -> bool {
     let (span, _) = span(text, pos);
-    let l = span.to_lowercase();
+    let l = fold_case(&span);
     ["verified", "confirmed"].iter().any(|w| {
         l.match_indices(w).any(|(i, _)| {
             let before = &l[..i];
@@ -393,7 +401,7 @@ pub fn is_marked_verified(text: &str, pos: usize) -> bool {
 /// Whether the statement at `pos` is attributed to the user in its own span.
 pub fn is_attributed_to_user(text: &str, pos: usize) -> bool {
     let (span, context) = span(text, pos);
-    let l = format!("{} {}", context, span).to_lowercase();
+    let l = fold_case(&format!("{} {}", context, span));
     [
         "the user said",
         "the user decided",
@@ -423,7 +431,7 @@ pub fn presents_reconcile_first(text: &str, key: &str) -> bool {
     }
     find(text, key).into_iter().any(|p| {
         let (span, context) = span(text, p);
-        let l = format!("{context} {span}").to_lowercase();
+        let l = fold_case(&format!("{context} {span}"));
         let uncertain = [
             "timed out",
             "timeout",
@@ -496,7 +504,7 @@ fn own_attribution(lower: &str) -> bool {
 /// Whether a span marks what it holds as not to be followed; quoted words that contain the
 /// position (the outside source's own words) do not count.
 fn marked(span: &str, rel: usize) -> bool {
-    let mut lower = span.to_lowercase();
+    let mut lower = fold_case(&span);
     if lower.len() == span.len()
         && let Some((a, b)) = quote_around(span, rel)
     {
@@ -507,7 +515,7 @@ fn marked(span: &str, rel: usize) -> bool {
 
 /// A statement span: quoted and attributed to an outside source, or the agent's / user's own.
 fn classify_statement(span: &str, rel: usize, context: &str, structured: bool) -> Presentation {
-    let lower = span.to_lowercase();
+    let lower = fold_case(&span);
     let before = &lower[..rel.min(lower.len())];
     // In JSON and YAML, quotation marks are syntax; quotation is said with keys (`source`, `said`).
     let quoted = !structured && quote_around(span, rel).is_some();
@@ -590,7 +598,7 @@ fn header_role(line: &str) -> Option<Role> {
     if !t.starts_with('[') {
         return None;
     }
-    let t: String = t.chars().take(24).collect::<String>().to_lowercase();
+    let t: String = fold_case(&t.chars().take(24).collect::<String>());
     let inner = t.strip_prefix('[')?;
     if inner.starts_with("tool result") || inner.starts_with("tool]") || inner.starts_with("tool ")
     {
@@ -674,8 +682,8 @@ fn elements_around(
         if close < rel {
             continue;
         }
-        let lname = name.to_lowercase();
-        let ltag = tag.to_lowercase();
+        let lname = fold_case(&name);
+        let ltag = fold_case(&tag);
         let quotational = [
             "external",
             "quote",

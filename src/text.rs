@@ -5,6 +5,23 @@
 //! A leaf: it imports nothing of the crate, so scenarios, strategies, destinations, scoring and
 //! reports can all read text the same way. It must not know any domain type.
 
+/// Lowercases every character whose lowercase form has the same UTF-8 length and keeps the
+/// others as they are (`İ`, whose lowercase is longer; the Kelvin sign, whose lowercase `k` is
+/// shorter), so a byte offset found in the folded copy indexes the original text at the same
+/// character. Case-insensitive matching that reports positions must fold with this, never with
+/// `to_lowercase`. Limit: those few characters then match only themselves.
+pub fn fold_case(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    for ch in text.chars() {
+        let mut lower = ch.to_lowercase();
+        match (lower.next(), lower.next()) {
+            (Some(c), None) if c.len_utf8() == ch.len_utf8() => out.push(c),
+            _ => out.push(ch),
+        }
+    }
+    out
+}
+
 /// Lowercases and folds white space; detectors and texts are compared in this form.
 pub fn normalize(text: &str) -> String {
     let mut out = String::with_capacity(text.len());
