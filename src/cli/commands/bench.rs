@@ -26,9 +26,14 @@ pub fn run(dir: &Path, args: &BenchArgs) -> Result<i32, Error> {
             .map(|x| x.parse().map_err(|e| Error::Usage(format!("--scale: {e}"))))
             .collect::<Result<_, _>>()?,
     };
-    println!(
+    say!(
         "{:<8} {:>8} {:>16} {:>12} {:>14} {:>14}",
-        "scale", "cells", "history tokens", "plan CPU s", "CPU/cell ms", "cells/s"
+        "scale",
+        "cells",
+        "history tokens",
+        "plan CPU s",
+        "CPU/cell ms",
+        "cells/s"
     );
     for scale in scales {
         let cfg = RunConfig {
@@ -56,7 +61,7 @@ pub fn run(dir: &Path, args: &BenchArgs) -> Result<i32, Error> {
             ),
             _ => ("n/a".into(), "n/a".into()),
         };
-        println!(
+        say!(
             "{:<8} {:>8} {:>16.0} {:>12} {:>14} {:>14.0}",
             scale.to_string(),
             n,
@@ -67,9 +72,9 @@ pub fn run(dir: &Path, args: &BenchArgs) -> Result<i32, Error> {
         );
     }
     if let Some(m) = peak_rss_mib() {
-        println!("peak RSS: {m:.1} MiB");
+        say!("peak RSS: {m:.1} MiB");
     }
-    println!("results under {}", out.display());
+    say!("results under {}", out.display());
     Ok(exit::OK)
 }
 

@@ -19,9 +19,9 @@ pub fn run(cmd: CacheCmd) -> Result<i32, Error> {
     let (n, bytes) = cache.stats();
     if clear {
         cache.clear().map_err(Error::write_to(&cache.dir))?;
-        println!("removed {n} cached responses from {}", cache.dir.display());
+        say!("removed {n} cached responses from {}", cache.dir.display());
     } else {
-        println!(
+        say!(
             "{}: {n} cached responses, {:.1} MiB",
             cache.dir.display(),
             bytes as f64 / 1048576.0

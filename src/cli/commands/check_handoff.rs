@@ -30,15 +30,15 @@ pub fn run(dir: &Path, args: &CheckHandoffArgs) -> Result<i32, Error> {
         (None, None) => return Err(Error::Usage("give --strategy or --checkpoint".into())),
     };
     if args.json {
-        println!(
+        say!(
             "{}",
             serde_json::to_string_pretty(&serde_json::json!({"violations": v})).unwrap_or_default()
         );
     } else {
         for x in &v {
-            println!("{} at {}: {}", x.rule, x.at, x.detail);
+            say!("{} at {}: {}", x.rule, x.at, x.detail);
         }
-        println!("{} rule violation(s)", v.len());
+        say!("{} rule violation(s)", v.len());
     }
     Ok(if v.is_empty() { exit::OK } else { exit::FAILED })
 }

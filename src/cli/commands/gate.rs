@@ -41,7 +41,7 @@ pub fn run(args: &GateArgs) -> i32 {
         }
     };
     for r in &results {
-        println!(
+        say!(
             "{} {}: {}",
             if r.held { "held  " } else { "FAILED" },
             r.name,

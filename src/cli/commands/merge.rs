@@ -10,7 +10,7 @@ use crate::exit;
 pub fn run(args: &MergeArgs) -> Result<i32, Error> {
     let merged = crate::runner::merge::merge(&args.out, &args.dirs)?;
     crate::report::render_dir(&args.out)?;
-    println!(
+    say!(
         "merged {} records from {} folders into {}",
         merged.records,
         merged.folders,

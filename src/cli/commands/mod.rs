@@ -5,6 +5,16 @@
 //! (a scenario by id). Must not: compute anything the library could be asked for, or format
 //! output that is not the terminal's (files and reports belong to their library module).
 
+/// `println!` for command output that survives a closed stdout (`… | head`): a reader that went
+/// away is not an error, and the rest of the output is dropped.
+macro_rules! say {
+    ($($arg:tt)*) => {{
+        use std::io::Write as _;
+        let mut out = std::io::stdout().lock();
+        let _ = writeln!(out, $($arg)*).and_then(|_| out.flush());
+    }};
+}
+
 pub mod audit;
 pub mod bench;
 pub mod cache;

@@ -13,7 +13,7 @@ pub fn run(args: &PluginSchemasArgs) -> Result<i32, Error> {
     for (name, text) in crate::plugin::protocol::schemas() {
         let p = out_dir.join(name);
         std::fs::write(&p, text).map_err(Error::write_to(&p))?;
-        println!("wrote {}", p.display());
+        say!("wrote {}", p.display());
     }
     Ok(exit::OK)
 }

@@ -17,7 +17,7 @@ pub fn run(args: ReportArgs) -> Result<i32, Error> {
         resamples: args.resamples,
     };
     crate::report::render_dir_with(&args.dir, Some(&opts))?;
-    println!(
+    say!(
         "wrote runs.csv, summary.csv, summary.json, report.md in {}",
         args.dir.display()
     );

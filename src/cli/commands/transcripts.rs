@@ -24,7 +24,7 @@ pub fn run(cmd: TranscriptsCmd) -> Result<i32, Error> {
             for bad in &report.skipped {
                 eprintln!("skipped: {bad}");
             }
-            println!(
+            say!(
                 "{} runs imported into {} ({} skipped)",
                 report.written.len(),
                 a.out.display(),
@@ -34,13 +34,11 @@ pub fn run(cmd: TranscriptsCmd) -> Result<i32, Error> {
         }
         TranscriptsCmd::List { dir, cut } => {
             let all = transcript::read_dir(&dir)?;
-            println!(
-                "run\tmessages\tuser\tassistant\ttool\tcalls\ttokens\treward\tground_truth\tcuts"
-            );
+            say!("run\tmessages\tuser\tassistant\ttool\tcalls\ttokens\treward\tground_truth\tcuts");
             for t in &all {
                 let n = |r: TRole| t.messages.iter().filter(|m| m.role == r).count();
                 let cuts = cuts_of(t, &cut);
-                println!(
+                say!(
                     "{}\t{}\t{}\t{}\t{}\t{}\t{}\t{}\t{}\t{}",
                     t.id,
                     t.messages.len(),
@@ -70,7 +68,7 @@ pub fn run(cmd: TranscriptsCmd) -> Result<i32, Error> {
         } => {
             let t = transcript::find(&dir, &run)?;
             if json {
-                println!(
+                say!(
                     "{}",
                     serde_json::to_string_pretty(&t).map_err(|e| Error::Usage(e.to_string()))?
                 );
@@ -88,7 +86,7 @@ fn cuts_of(t: &Transcript, cut: &CutArgs) -> Vec<transcript::Cut> {
 
 fn print_run(t: &Transcript, cut: &CutArgs) {
     use crate::handoff::tokens::count;
-    println!(
+    say!(
         "{} · {} messages · {} tokens · reward {} · from {} ({}, run {})",
         t.id,
         t.messages.len(),
@@ -101,12 +99,12 @@ fn print_run(t: &Transcript, cut: &CutArgs) {
         t.origin.position
     );
     if let Some(s) = &t.system {
-        println!("system prompt: {} tokens (travels unchanged)", count(s));
+        say!("system prompt: {} tokens (travels unchanged)", count(s));
     }
     let cuts = cuts_of(t, cut);
     for (i, m) in t.messages.iter().enumerate() {
         for c in cuts.iter().filter(|c| c.at == i) {
-            println!("--- cut {} ({}) ---", c.name, c.rule.as_str());
+            say!("--- cut {} ({}) ---", c.name, c.rule.as_str());
         }
         let role = match m.role {
             TRole::User => "user",
@@ -121,13 +119,13 @@ fn print_run(t: &Transcript, cut: &CutArgs) {
             .chars()
             .take(100)
             .collect();
-        println!(
+        say!(
             "{:>4} {role:<9} {:>5} tok  {first}",
             m.index,
             count(&m.content)
         );
         for c in &m.tool_calls {
-            println!(
+            say!(
                 "{:>4}   → {} {}",
                 "",
                 c.name,
@@ -136,7 +134,7 @@ fn print_run(t: &Transcript, cut: &CutArgs) {
         }
     }
     for g in &t.ground_truth {
-        println!(
+        say!(
             "ground truth: {} {}",
             g.name,
             serde_json::to_string(&g.arguments).unwrap_or_default()
