@@ -24,12 +24,14 @@ pub mod runtime;
 pub mod scenario;
 pub mod score;
 pub mod secrets;
+pub mod spec;
 pub mod state;
 pub mod stats;
 pub mod strategy;
 pub mod text;
 pub mod transcript;
 pub mod upgrades;
+pub mod vocab;
 pub mod world;
 
 /// The base seed of a run when none is given (every cell's seed derives from it).

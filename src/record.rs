@@ -10,7 +10,7 @@ use std::str::FromStr;
 
 use serde::{Deserialize, Serialize};
 
-use crate::scenario::{ApprovalStatus, FinishStatus, Object};
+use crate::vocab::{ApprovalStatus, FinishStatus, Object};
 
 /// The identity of a cell: what `--resume`, shards, `merge` and the duplicate check compare.
 /// Every place that needs "which cell is this" builds one of these, so a new dimension of the

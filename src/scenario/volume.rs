@@ -21,7 +21,7 @@ use sha2::{Digest, Sha256};
 
 use super::problem::Problem;
 use super::replay::{event_text, replay_prefix};
-use super::types::{CollectionSpec, EffectKind, Event, Object, ResourceSpec, Scenario, VolumeCall};
+use crate::spec::{CollectionSpec, EffectKind, Event, Object, ResourceSpec, Scenario, VolumeCall};
 use crate::stats::SplitMix64;
 use crate::world::{Phase, World};
 
