@@ -29,6 +29,7 @@ pub mod state;
 pub mod stats;
 pub mod strategy;
 pub mod text;
+pub mod tokens;
 pub mod transcript;
 pub mod upgrades;
 pub mod vocab;

@@ -13,7 +13,8 @@ use super::find_scenario;
 use crate::cli::args::PluginInputArgs;
 use crate::error::Error;
 use crate::exit;
-use crate::strategy::{RestorePoint, StrategyError};
+use crate::state::RestorePoint;
+use crate::strategy::StrategyError;
 
 pub fn run(dir: &Path, args: &PluginInputArgs) -> Result<i32, Error> {
     let scenario = Arc::new(find_scenario(dir, &args.scenario)?);
