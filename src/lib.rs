@@ -19,6 +19,7 @@ pub mod plugin;
 pub mod provenance;
 pub mod record;
 pub mod report;
+pub mod results;
 pub mod runner;
 pub mod runtime;
 pub mod scenario;
