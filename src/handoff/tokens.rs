@@ -1,4 +1,7 @@
 //! Token counts of chat messages, framing included (the text counts are [`crate::tokens`]).
+//!
+//! Owns: the per-message framing and the reply priming a chat request adds. Must not: count text
+//! itself (that is `crate::tokens`) or trim messages to a budget (strategies do).
 
 use super::Message;
 use crate::tokens::count_cached;
