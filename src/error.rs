@@ -25,6 +25,8 @@ pub enum Error {
     #[error(transparent)]
     Run(#[from] crate::runner::RunError),
     #[error(transparent)]
+    Report(#[from] crate::report::ReportError),
+    #[error(transparent)]
     Transcript(#[from] crate::transcript::TranscriptError),
     #[error("{0}")]
     Usage(String),

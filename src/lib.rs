@@ -19,17 +19,21 @@ pub mod plugin;
 pub mod provenance;
 pub mod record;
 pub mod report;
+pub mod results;
 pub mod runner;
 pub mod runtime;
 pub mod scenario;
 pub mod score;
 pub mod secrets;
+pub mod spec;
 pub mod state;
 pub mod stats;
 pub mod strategy;
 pub mod text;
+pub mod tokens;
 pub mod transcript;
 pub mod upgrades;
+pub mod vocab;
 pub mod world;
 
 /// The base seed of a run when none is given (every cell's seed derives from it).

@@ -504,7 +504,7 @@ fn own_attribution(lower: &str) -> bool {
 /// Whether a span marks what it holds as not to be followed; quoted words that contain the
 /// position (the outside source's own words) do not count.
 fn marked(span: &str, rel: usize) -> bool {
-    let mut lower = fold_case(&span);
+    let mut lower = fold_case(span);
     if lower.len() == span.len()
         && let Some((a, b)) = quote_around(span, rel)
     {
@@ -515,7 +515,7 @@ fn marked(span: &str, rel: usize) -> bool {
 
 /// A statement span: quoted and attributed to an outside source, or the agent's / user's own.
 fn classify_statement(span: &str, rel: usize, context: &str, structured: bool) -> Presentation {
-    let lower = fold_case(&span);
+    let lower = fold_case(span);
     let before = &lower[..rel.min(lower.len())];
     // In JSON and YAML, quotation marks are syntax; quotation is said with keys (`source`, `said`).
     let quoted = !structured && quote_around(span, rel).is_some();
@@ -683,7 +683,7 @@ fn elements_around(
             continue;
         }
         let lname = fold_case(&name);
-        let ltag = fold_case(&tag);
+        let ltag = fold_case(tag);
         let quotational = [
             "external",
             "quote",

@@ -2,7 +2,8 @@
 //! eight metrics and the diagnostics that explain them. This is a public contract (README).
 //!
 //! A leaf data module: every later stage (score, runner, report, gate) reads and writes records
-//! through it, and it imports nothing of the pipeline. It never computes a metric.
+//! through it, and it imports nothing of the pipeline (only the leaves `vocab`, `governed` and
+//! `secrets`). It never computes a metric.
 
 use std::fmt;
 use std::path::{Path, PathBuf};
@@ -10,7 +11,7 @@ use std::str::FromStr;
 
 use serde::{Deserialize, Serialize};
 
-use crate::scenario::{ApprovalStatus, FinishStatus, Object};
+use crate::vocab::{ApprovalStatus, FinishStatus, Object};
 
 /// The identity of a cell: what `--resume`, shards, `merge` and the duplicate check compare.
 /// Every place that needs "which cell is this" builds one of these, so a new dimension of the

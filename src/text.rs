@@ -1,6 +1,6 @@
 //! Text helpers every stage shares: normalisation for matching, sentence splitting, the one
-//! set of constraint cues, and reading a text file with an error that names the byte where it
-//! stops being UTF-8.
+//! set of constraint cues, reading a text file with an error that names the byte where it
+//! stops being UTF-8, and the one HTML/XML escape function of the crate.
 //!
 //! A leaf: it imports nothing of the crate, so scenarios, strategies, destinations, scoring and
 //! reports can all read text the same way. It must not know any domain type.
@@ -143,4 +143,36 @@ pub fn read_file(path: &std::path::Path) -> std::io::Result<String> {
             ),
         )
     })
+}
+
+/// Escapes text for HTML and XML element content and attribute values (the gate's JUnit file;
+/// the report page's templates escape through minijinja). Control characters other than newline
+/// and tab, which XML 1.0 forbids, become spaces.
+pub fn escape_markup(s: &str) -> String {
+    let mut o = String::with_capacity(s.len());
+    for ch in s.chars() {
+        match ch {
+            '&' => o.push_str("&amp;"),
+            '<' => o.push_str("&lt;"),
+            '>' => o.push_str("&gt;"),
+            '"' => o.push_str("&quot;"),
+            '\'' => o.push_str("&#39;"),
+            c if (c as u32) < 0x20 && c != '\n' && c != '\t' => o.push(' '),
+            c => o.push(c),
+        }
+    }
+    o
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn escape_covers_html_and_xml() {
+        assert_eq!(
+            escape_markup("<a href=\"x\">'&'</a>\u{1}\n"),
+            "&lt;a href=&quot;x&quot;&gt;&#39;&amp;&#39;&lt;/a&gt; \n"
+        );
+    }
 }

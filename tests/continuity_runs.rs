@@ -7,7 +7,8 @@ use std::sync::Arc;
 use compaction_eval::continuity::{ContinuityEval, evaluate};
 use compaction_eval::envelope::TraceEvent;
 use compaction_eval::scenario;
-use compaction_eval::strategy::{Registry, RestorePoint};
+use compaction_eval::state::RestorePoint;
+use compaction_eval::strategy::Registry;
 
 fn eval(scenario_id: &str, point: &str, strategy: &str) -> ContinuityEval {
     let s = Arc::new(
@@ -101,9 +102,9 @@ fn eval_text(scenario_id: &str, point: &str, text: &str) -> ContinuityEval {
         scenario::load_file(Path::new(&format!("scenarios/{scenario_id}.yaml"))).expect("loads"),
     );
     let at = RestorePoint::build(s, point).expect("state");
-    let h = compaction_eval::strategy::finish(
+    let h = compaction_eval::handoff::finish(
         "hand-written",
-        vec![compaction_eval::strategy::Message::user(text)],
+        vec![compaction_eval::handoff::Message::user(text)],
         None,
         vec![],
         vec![],

@@ -14,10 +14,12 @@ use std::sync::Arc;
 use compaction_eval::delivery::{self, GovSpec};
 use compaction_eval::destination::{SimAgent, SimKind};
 use compaction_eval::governed::{BlockReason, ContextStatus, Responsibility, SessionKind};
+use compaction_eval::handoff::{self, Message};
 use compaction_eval::record::{RunRecord, Status};
 use compaction_eval::runner::{self, ReceiptFault, RunConfig, Silent};
 use compaction_eval::scenario::{self, FactKind, volume::Scale};
-use compaction_eval::strategy::{self, Message, Registry, RestorePoint};
+use compaction_eval::state::RestorePoint;
+use compaction_eval::strategy::Registry;
 use proptest::prelude::*;
 
 fn tmp() -> PathBuf {
@@ -322,11 +324,11 @@ fn a_changed_or_missing_artifact_blocks_with_its_reason() {
 }
 
 /// A handoff whose only text is `text`, as a strategy would give it.
-fn plain(text: &str) -> strategy::Handoff {
-    strategy::finish("X", vec![Message::user(text)], None, vec![], vec![])
+fn plain(text: &str) -> handoff::Handoff {
+    handoff::finish("X", vec![Message::user(text)], None, vec![], vec![])
 }
 
-fn plan_of(kind: SimKind, at: &RestorePoint, h: &strategy::Handoff) -> SimAgent {
+fn plan_of(kind: SimKind, at: &RestorePoint, h: &handoff::Handoff) -> SimAgent {
     let mut a = SimAgent::new(kind, at.scenario.clone(), &at.interrupt, h, 7, 0.0);
     let _ = a.act(None);
     a
@@ -521,8 +523,8 @@ fn inspect_context_validates_a_policy_file_with_exact_errors() {
 }
 
 /// Restore points and X's handoffs, built once for the property below.
-fn cases() -> &'static Vec<(RestorePoint, strategy::Handoff)> {
-    static CASES: std::sync::OnceLock<Vec<(RestorePoint, strategy::Handoff)>> =
+fn cases() -> &'static Vec<(RestorePoint, handoff::Handoff)> {
+    static CASES: std::sync::OnceLock<Vec<(RestorePoint, handoff::Handoff)>> =
         std::sync::OnceLock::new();
     CASES.get_or_init(|| {
         let reg = Registry::builtin();

@@ -99,8 +99,8 @@ fn identical_repetitions_do_not_change_the_gate_p_value() {
     };
     let (b1, c1) = split(records(1));
     let (b3, c3) = split(records(3));
-    let g1 = compaction_eval::gate::paired_comparisons(&b1, &c1, &metrics);
-    let g3 = compaction_eval::gate::paired_comparisons(&b3, &c3, &metrics);
+    let g1 = compaction_eval::results::baseline::paired_comparisons(&b1, &c1, &metrics);
+    let g3 = compaction_eval::results::baseline::paired_comparisons(&b3, &c3, &metrics);
     assert_eq!(g1.len(), 1);
     assert!(g1[0].p_value < 1.0);
     assert_eq!(g1[0].p_value, g3[0].p_value);

@@ -12,7 +12,8 @@ use compaction_eval::destination::live::ErrorClass;
 use compaction_eval::runner::{self, RunConfig, RunRecord, Silent, Status};
 use compaction_eval::scenario::FactKind;
 use compaction_eval::scenario::{self, normalize};
-use compaction_eval::strategy::{Registry, RestorePoint};
+use compaction_eval::state::RestorePoint;
+use compaction_eval::strategy::Registry;
 use predicates::prelude::*;
 
 fn run(strategy_dir: &Path, strategies: &[&str], out: &Path) -> Vec<RunRecord> {

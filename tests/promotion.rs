@@ -8,14 +8,16 @@ use std::path::Path;
 use std::sync::Arc;
 
 use compaction_eval::destination::{Action, ActionResult, SimAgent, SimKind};
+use compaction_eval::handoff::{self, Message};
 use compaction_eval::scenario;
 use compaction_eval::score::{self, Run};
-use compaction_eval::strategy::{self, Message, Registry, RestorePoint};
+use compaction_eval::state::RestorePoint;
+use compaction_eval::strategy::Registry;
 use compaction_eval::world::Phase;
 
 /// Runs `sim:careful` on a handoff text; returns (task success, recovery quality).
 fn outcome(at: &RestorePoint, text: &str) -> (bool, f64) {
-    let h = strategy::finish("C", vec![Message::user(text)], None, vec![], vec![]);
+    let h = handoff::finish("C", vec![Message::user(text)], None, vec![], vec![]);
     let mut agent = SimAgent::new(
         SimKind::Careful,
         at.scenario.clone(),
@@ -114,7 +116,7 @@ fn a_promoted_hypothesis_changes_the_outcome_in_two_shipped_scenarios() {
         assert_ne!(text, h.text, "{id}: the hypothesis line was found");
         let upgraded = outcome(&at, &text);
         assert_ne!(upgraded, hedged, "{id}: promotion changes the outcome");
-        let h2 = strategy::finish("C", vec![Message::user(text)], None, vec![], vec![]);
+        let h2 = handoff::finish("C", vec![Message::user(text)], None, vec![], vec![]);
         let ups = compaction_eval::upgrades::provenance_upgrades(&at, &h2);
         assert!(
             ups.iter().any(|u| u.ends_with("hypothesis → finding")),

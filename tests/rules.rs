@@ -7,7 +7,8 @@ use std::sync::Arc;
 use compaction_eval::checkpoint::rules::{RuleViolation, check};
 use compaction_eval::checkpoint::{Checkpoint, OperationStatus, StatementKind, VerificationState};
 use compaction_eval::scenario;
-use compaction_eval::strategy::{Registry, RestorePoint};
+use compaction_eval::state::RestorePoint;
+use compaction_eval::strategy::Registry;
 
 fn state(id: &str, point: &str) -> RestorePoint {
     let s =

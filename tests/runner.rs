@@ -5,9 +5,11 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use compaction_eval::destination::{Action, ActionResult, SimAgent, SimKind};
+use compaction_eval::handoff;
 use compaction_eval::runner::{self, RunConfig, RunRecord, Silent};
 use compaction_eval::scenario;
-use compaction_eval::strategy::{self, Registry, RestorePoint};
+use compaction_eval::state::RestorePoint;
+use compaction_eval::strategy::Registry;
 use compaction_eval::world::Phase;
 
 fn run(models: &[&str], reps: u32, out: &Path) -> Vec<RunRecord> {
@@ -159,7 +161,7 @@ fn same_handoff_text_under_two_strategy_ids_behaves_identically() {
         let state = RestorePoint::build(s.clone(), point).expect("state");
         for id in ["A", "B", "C"] {
             let h = reg.handoff(id, &state).expect("handoff");
-            let renamed = strategy::finish(
+            let renamed = handoff::finish(
                 "my-compactor",
                 h.messages.clone(),
                 h.checkpoint.clone(),

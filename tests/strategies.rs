@@ -8,11 +8,11 @@ use std::path::Path;
 use std::sync::Arc;
 
 use compaction_eval::checkpoint::{OperationStatus, Revalidate, StatementKind, VerificationState};
+use compaction_eval::handoff::Handoff;
 use compaction_eval::scenario::volume::{self, Scale};
 use compaction_eval::scenario::{self, Scenario};
-use compaction_eval::strategy::{
-    DEFAULT_CONTEXT_WINDOW, Handoff, Registry, RestorePoint, usable_context,
-};
+use compaction_eval::state::RestorePoint;
+use compaction_eval::strategy::{DEFAULT_CONTEXT_WINDOW, Registry, usable_context};
 
 fn scenarios() -> Vec<Arc<Scenario>> {
     scenario::load_dir(Path::new("scenarios"))

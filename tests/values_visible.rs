@@ -6,9 +6,11 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use compaction_eval::destination::{Action, ActionResult, SimAgent, SimKind};
+use compaction_eval::handoff::Handoff;
 use compaction_eval::runner::{self, RunConfig, Silent};
 use compaction_eval::scenario::{self, FactKind, FinishStatus, Scenario, normalize};
-use compaction_eval::strategy::{Handoff, Registry, RestorePoint};
+use compaction_eval::state::RestorePoint;
+use compaction_eval::strategy::Registry;
 use compaction_eval::world::{Phase, World};
 
 /// Drives a simulated destination to its finish; returns the world and the finish status.

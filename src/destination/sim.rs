@@ -36,12 +36,12 @@ use crate::provenance::Presentation;
 use crate::stats::SplitMix64;
 
 use super::{Action, ActionFuture, ActionResult, Destination, DestinationReport};
+use crate::handoff::Handoff;
 use crate::scenario::values::{needed_values, seen_text, substitute, tools_text, visible};
 use crate::scenario::{
     Bindings, Edit, EventKind, Fact, FactKind, FinishStatus, Interrupt, Object, Scenario, Step,
     event_text, normalize, replay_prefix,
 };
-use crate::strategy::Handoff;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum SimKind {

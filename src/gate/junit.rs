@@ -7,7 +7,7 @@
 use std::fmt::Write as _;
 
 use super::RuleResult;
-use crate::report::html::escape;
+use crate::text::escape_markup;
 
 /// A JUnit XML document with one test case per rule.
 pub fn junit(results: &[RuleResult]) -> String {
@@ -27,20 +27,20 @@ pub fn junit(results: &[RuleResult]) -> String {
         let _ = write!(
             x,
             "    <testcase classname=\"compaction-eval.gate\" name=\"{}\"",
-            escape(&r.name)
+            escape_markup(&r.name)
         );
         if r.held {
             let _ = writeln!(
                 x,
                 "><system-out>{}</system-out></testcase>",
-                escape(&r.detail)
+                escape_markup(&r.detail)
             );
         } else {
             let _ = writeln!(
                 x,
                 "><failure message=\"{}\">{}</failure></testcase>",
-                escape(&r.detail),
-                escape(&r.detail)
+                escape_markup(&r.detail),
+                escape_markup(&r.detail)
             );
         }
     }

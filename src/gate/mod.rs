@@ -16,7 +16,7 @@ use serde::Serialize;
 
 pub use junit::junit;
 pub use policy::{Policy, load_policy};
-pub use rules::{Comparison, evaluate, paired_comparisons};
+pub use rules::evaluate;
 
 /// Exit codes of `gate` (defined with every other exit code in [`crate::exit`]).
 pub use crate::exit::gate as exit;
@@ -29,7 +29,9 @@ pub enum GateError {
     #[error("{0}: holds no record (an empty run is never a pass)")]
     Empty(PathBuf),
     #[error(transparent)]
-    Run(#[from] crate::runner::RunError),
+    Record(#[from] crate::record::RecordError),
+    #[error(transparent)]
+    Results(#[from] crate::results::ResultsError),
     #[error("{file}: {message}")]
     Policy { file: PathBuf, message: String },
     #[error("cannot write {path}: {source}")]

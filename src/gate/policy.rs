@@ -1,5 +1,5 @@
 //! The gate's policy file (TOML): which rules apply and their thresholds, every key optional,
-//! an unknown key unusable input; and the metrics a policy may name.
+//! an unknown key unusable input; the metrics a policy may name are [`crate::results::baseline::metric`]'s.
 //!
 //! It only parses and validates: it never reads a run folder and never judges a rule.
 
@@ -8,7 +8,7 @@ use std::path::Path;
 use serde::{Deserialize, Serialize};
 
 use super::GateError;
-use crate::runner::RunRecord;
+use crate::results::baseline::metric;
 
 /// The gate's policy. Defaults: C and D must be safe, no errored cells, continuity eval must
 /// pass for C and D, and with a baseline no significant loss of task success or recovery quality.
@@ -80,15 +80,4 @@ pub fn load_policy(path: Option<&Path>) -> Result<Policy, GateError> {
         }
     }
     Ok(p)
-}
-
-/// A metric as a number where higher is better.
-pub(super) fn metric(name: &str) -> Option<fn(&RunRecord) -> f64> {
-    Some(match name {
-        "task_success" => |r| f64::from(u8::from(r.metrics.task_success)),
-        "recovery_quality" => |r| r.metrics.recovery_quality,
-        "omitted_context" => |r| -f64::from(r.metrics.omitted_context),
-        "repeated_work" => |r| -f64::from(r.metrics.repeated_work),
-        _ => return None,
-    })
 }

@@ -1,19 +1,16 @@
 //! The gate's rules: safety of the must-be-safe strategies, errored cells, the continuity eval,
 //! and no significant regression against a baseline (the shared paired comparison of
-//! [`crate::report::paired`]).
+//! [`crate::results::baseline`]).
 //!
 //! Rules read saved records (`results.jsonl`, `continuity.jsonl`) only: they never run a cell,
 //! never write a file, and format no output beyond each rule's one-line figure.
 
-use std::collections::BTreeMap;
 use std::path::Path;
 
-use serde::Serialize;
-
-use super::policy::metric;
 use super::{GateError, Policy, RuleResult};
-use crate::report::paired::{CellDiff, Pairing, test_groups};
-use crate::runner::{RunRecord, Status, read_records};
+use crate::record::{RunRecord, Status, read_records};
+use crate::results::baseline::paired_comparisons;
+use crate::results::{check_count, read_continuity, scenario_cells};
 
 /// The records of a run folder: duplicates refused, an empty file or fewer records than the
 /// manifest's cells unusable input (a run missing cells never passes the gate).
@@ -31,10 +28,10 @@ fn load_run(dir: &Path) -> Result<Vec<RunRecord>, GateError> {
     if records.is_empty() {
         return Err(GateError::Empty(results));
     }
-    crate::report::check_count(dir, &records, &manifest)?;
+    check_count(dir, &records, &manifest)?;
     // The policy's rules are about scenario cells; transcript cells (`run --transcripts`) have
     // none of those metrics.
-    Ok(crate::report::scenario_cells(&records))
+    Ok(scenario_cells(&records))
 }
 
 /// Evaluates the policy on a run (and a baseline).
@@ -123,7 +120,7 @@ pub fn evaluate(
         detail: format!("{errored} of {} cells errored", records.len()),
     });
     if !policy.continuity_must_pass.is_empty() {
-        let evals = crate::report::read_continuity(run)?;
+        let evals = read_continuity(run)?;
         for s in &policy.continuity_must_pass {
             let mine: Vec<_> = evals.iter().filter(|e| &e.strategy == s).collect();
             let failed: Vec<_> = mine.iter().filter(|e| !e.passed).collect();
@@ -158,67 +155,6 @@ pub fn evaluate(
         }
     }
     Ok(out)
-}
-
-/// Paired comparison of each strategy × model × metric between baseline and candidate, on the
-/// cells both have, averaged to units (scenario × interrupt point × model, mean over
-/// repetitions) and tested at the scenario level as the report does
-/// ([`crate::report::paired`]); Holm-corrected across all of them.
-pub fn paired_comparisons(
-    base: &[RunRecord],
-    cand: &[RunRecord],
-    metrics: &[String],
-) -> Vec<Comparison> {
-    let mut groups: BTreeMap<(String, String, String), Vec<CellDiff>> = BTreeMap::new();
-    for (r, br) in Pairing::new(base, true).pairs(cand) {
-        for m in metrics {
-            if let Some(f) = metric(m) {
-                groups
-                    .entry((r.strategy.clone(), r.model.clone(), m.clone()))
-                    .or_default()
-                    .push(CellDiff::of(r, br, f));
-            }
-        }
-    }
-    let tests = test_groups(groups.values().map(Vec::as_slice));
-    groups
-        .into_keys()
-        .zip(tests)
-        .map(|((strategy, model, metric), t)| Comparison {
-            strategy,
-            model,
-            metric,
-            n: t.n,
-            cells: t.cells,
-            clusters: t.clusters,
-            mean_diff: t.mean_diff,
-            p_value: t.p_value,
-            p_holm: t.p_holm,
-            p_units: t.p_units,
-            method: t.method,
-        })
-        .collect()
-}
-
-/// One paired comparison (candidate minus baseline; positive is better).
-#[derive(Debug, Clone, PartialEq, Serialize)]
-pub struct Comparison {
-    pub strategy: String,
-    pub model: String,
-    pub metric: String,
-    /// Distinct units (scenario × interrupt point × model).
-    pub n: usize,
-    /// Paired cells (repetitions included).
-    pub cells: usize,
-    /// Distinct scenarios: the n of the cluster-level test.
-    pub clusters: usize,
-    /// Mean over units.
-    pub mean_diff: f64,
-    pub p_value: f64,
-    pub p_holm: f64,
-    /// Unit-level p-value ignoring clustering (information only).
-    pub p_units: f64,
-    pub method: &'static str,
 }
 
 fn regressions(base: &[RunRecord], cand: &[RunRecord], policy: &Policy) -> Vec<RuleResult> {

@@ -1,8 +1,9 @@
 //! The handoff: what a strategy gives a destination — chat messages, the same as one text, extra
 //! tools, the checkpoint document when there is one, and its token count at restore.
 //!
-//! A leaf data module: it imports only the checkpoint document and usage types. It never builds a handoff
-//! from a state (that is `strategy`) and never runs a destination.
+//! A data module (layer 5 of DESIGN.md, above `checkpoint`, whose document it carries): it imports
+//! only the checkpoint document, usage types and the text token counter. It never builds a
+//! handoff from a state (that is `strategy`) and never runs a destination.
 
 pub mod tokens;
 

@@ -2,7 +2,7 @@
 //! medians (scenarios resampled whole), pass^k over repetitions, the injection triple (benign
 //! utility, utility under attack, targeted attack success rate), and paired comparisons against a
 //! reference strategy with Holm correction, on units (scenario × interrupt point × model means over
-//! repetitions) tested at the scenario level (see [`super::paired`]). The arithmetic is `crate::stats` and
+//! repetitions) tested at the scenario level (see [`crate::results::paired`]). The arithmetic is `crate::stats` and
 //! [`super::paired`]; this module only decides which records go together. It never formats a
 //! number for a reader, never reads files and never runs a cell.
 
@@ -10,11 +10,11 @@ use std::collections::BTreeMap;
 
 use serde::Serialize;
 
-use crate::runner::{RunRecord, Status};
+use crate::record::{RunRecord, Status};
 use crate::scenario::BENIGN_SUFFIX;
 use crate::stats;
 
-use super::paired::{self, Pairing};
+use crate::results::paired::{self, Pairing};
 
 /// How to analyse a run.
 #[derive(Debug, Clone, PartialEq, Serialize)]

@@ -2,11 +2,11 @@
 //! metric with the paired test's verdict.
 //!
 //! Owns: the metrics compared and the Markdown text. Must not: read or write files, or compute
-//! the comparisons ([`crate::gate::paired_comparisons`] does).
+//! the comparisons ([`crate::results::baseline::paired_comparisons`] does).
 
 use std::path::Path;
 
-use crate::gate::Comparison;
+use crate::results::baseline::Comparison;
 
 /// The metrics `compare` tests, in row order.
 pub const METRICS: [&str; 4] = [

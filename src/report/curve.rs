@@ -7,7 +7,7 @@
 
 use serde::Serialize;
 
-use crate::runner::{RunRecord, Status};
+use crate::record::{RunRecord, Status};
 use crate::stats;
 
 /// One point of the curve.

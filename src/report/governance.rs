@@ -10,10 +10,10 @@ use std::collections::BTreeMap;
 
 use serde::Serialize;
 
-use super::paired::{self, CellDiff, Pairing};
 use crate::delivery::GovSpec;
 use crate::governed::ContextStatus;
-use crate::runner::{RunRecord, Status};
+use crate::record::{RunRecord, Status};
+use crate::results::paired::{self, CellDiff, Pairing};
 
 /// X against `gov:X` (one budget) for one destination model.
 #[derive(Debug, Clone, Serialize)]

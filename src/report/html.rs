@@ -1,6 +1,6 @@
 //! `report.html`: one self-contained page rendered from the shared [`super::view`] through
 //! `templates/report.html.j2` — ranking and plots first, then the findings, then the full tables
-//! (long ones collapsible) — and the one escape function of the crate.
+//! (long ones collapsible).
 //!
 //! Every string from data is escaped by minijinja's HTML auto-escaping (strategy names, model
 //! names and error texts can come from plug-ins and models); only the plots' SVG, which plotters
@@ -10,26 +10,7 @@ use minijinja::{Value, context};
 
 use super::plots::Plot;
 use super::{Summary, view};
-use crate::runner::RunRecord;
-
-/// Escapes text for HTML and XML element content and attribute values (the report page and the
-/// gate's JUnit file). Control characters other than newline and tab, which XML 1.0 forbids,
-/// become spaces.
-pub fn escape(s: &str) -> String {
-    let mut o = String::with_capacity(s.len());
-    for ch in s.chars() {
-        match ch {
-            '&' => o.push_str("&amp;"),
-            '<' => o.push_str("&lt;"),
-            '>' => o.push_str("&gt;"),
-            '"' => o.push_str("&quot;"),
-            '\'' => o.push_str("&#39;"),
-            c if (c as u32) < 0x20 && c != '\n' && c != '\t' => o.push(' '),
-            c => o.push(c),
-        }
-    }
-    o
-}
+use crate::record::RunRecord;
 
 /// The whole page from the shared view, with the plots' SVG inlined.
 pub fn page(
@@ -53,17 +34,4 @@ pub fn page(
         .collect();
     let v = view::view(records, summary, manifest);
     view::render("report.html.j2", &v, context! { plots => plots })
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn escape_covers_html_and_xml() {
-        assert_eq!(
-            escape("<a href=\"x\">'&'</a>\u{1}\n"),
-            "&lt;a href=&quot;x&quot;&gt;&#39;&amp;&#39;&lt;/a&gt; \n"
-        );
-    }
 }

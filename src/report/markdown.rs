@@ -5,7 +5,7 @@
 //! files or runs a cell.
 
 use super::{Export, Summary, view};
-use crate::runner::RunRecord;
+use crate::record::RunRecord;
 
 pub struct MarkdownReport;
 

@@ -1,8 +1,9 @@
 //! Run outputs generated from saved records: `runs.csv`, `summary.csv`, `summary.json`,
 //! `report.md`, `report.html` and `plots/`. This module owns the [`Summary`] (aggregates and the
-//! seed-003 ranking), the CSV/JSON exports and [`render_dir`], which writes them all; the
-//! statistics are in [`analysis`] and [`paired`], what the reports show in [`view`], the
-//! Markdown and HTML in `markdown` and [`html`], the charts in [`plots`].
+//! seed-003 ranking), the CSV/JSON exports, [`render_dir`], which writes them all, and its
+//! error type [`ReportError`]; the statistics are in [`analysis`] and the shared paired
+//! comparison of [`crate::results::paired`], what the reports show in [`view`], the Markdown and
+//! HTML in `markdown` and [`html`], the charts in [`plots`].
 //!
 //! Everything here reads only the records, `continuity.jsonl` and the manifest, so a report can
 //! be re-rendered without running a cell; nothing here runs a cell or changes a record.
@@ -13,18 +14,38 @@ pub mod curve;
 pub mod governance;
 pub mod html;
 mod markdown;
-pub mod paired;
 pub mod plots;
 pub mod transcripts;
 pub mod view;
 
 use std::collections::BTreeMap;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 use serde::Serialize;
 
-use crate::runner::{RunRecord, Status};
+use crate::record::{RecordError, RunRecord, Status, read_records};
+use crate::results::{ResultsError, check_count, read_continuity, scenario_cells};
 use crate::stats::{Rate, Spread};
+
+/// Why a run folder's report could not be written, with messages for the user.
+#[derive(Debug, thiserror::Error)]
+pub enum ReportError {
+    /// `results.jsonl` is missing, unreadable, corrupt or holds a cell twice.
+    #[error(transparent)]
+    Record(#[from] RecordError),
+    /// The run folder is incomplete, or `continuity.jsonl` or `manifest.json` is corrupt.
+    #[error(transparent)]
+    Results(#[from] ResultsError),
+    /// An export, a plot or the page could not be rendered.
+    #[error("{0}")]
+    Render(String),
+    #[error("{path}: {source}")]
+    Io {
+        path: PathBuf,
+        #[source]
+        source: std::io::Error,
+    },
+}
 
 /// Aggregates of one group of cells.
 #[derive(Debug, Clone, Serialize)]
@@ -196,27 +217,6 @@ pub fn summarize_continuity(evals: &[crate::continuity::ContinuityEval]) -> Vec<
         }
     }
     rows
-}
-
-/// Reads `continuity.jsonl` (absent: empty).
-pub fn read_continuity(
-    dir: &Path,
-) -> Result<Vec<crate::continuity::ContinuityEval>, crate::runner::RunError> {
-    let path = dir.join("continuity.jsonl");
-    let Ok(text) = std::fs::read_to_string(&path) else {
-        return Ok(Vec::new());
-    };
-    text.lines()
-        .enumerate()
-        .filter(|(_, l)| !l.trim().is_empty())
-        .map(|(i, l)| {
-            serde_json::from_str(l).map_err(|e| crate::runner::RunError::Corrupt {
-                path: path.clone(),
-                line: i + 1,
-                message: e.to_string(),
-            })
-        })
-        .collect()
 }
 
 #[derive(Debug, Clone, Serialize)]
@@ -413,15 +413,6 @@ pub fn summarize(all: &[RunRecord]) -> Summary {
         live,
         errored_by_class: errored_by_class(records),
     }
-}
-
-/// The records of scenario cells (what every section but the transcript one reads).
-pub fn scenario_cells(records: &[RunRecord]) -> Vec<RunRecord> {
-    records
-        .iter()
-        .filter(|r| r.source == crate::record::Source::Scenario)
-        .cloned()
-        .collect()
 }
 
 /// One output format.
@@ -713,29 +704,9 @@ fn redact_bytes(bytes: Vec<u8>) -> Vec<u8> {
     }
 }
 
-/// A run folder whose manifest names more cells than `results.jsonl` holds is incomplete: it is
-/// an error, never a report of part of a run. (Duplicates are refused when the records are read.)
-pub fn check_count(
-    dir: &Path,
-    records: &[RunRecord],
-    manifest: &serde_json::Value,
-) -> Result<(), crate::runner::RunError> {
-    if let Some(cells) = manifest.get("cells").and_then(|c| c.as_u64()) {
-        let cells = cells as usize;
-        if records.len() < cells {
-            return Err(crate::runner::RunError::Incomplete {
-                path: dir.join("results.jsonl"),
-                records: records.len(),
-                cells,
-            });
-        }
-    }
-    Ok(())
-}
-
 /// Writes every export into `dir` from the records there and the manifest, with the default
 /// analysis options and the run's seed.
-pub fn render_dir(dir: &Path) -> Result<Summary, crate::runner::RunError> {
+pub fn render_dir(dir: &Path) -> Result<Summary, ReportError> {
     render_dir_with(dir, None)
 }
 
@@ -744,11 +715,11 @@ pub fn render_dir(dir: &Path) -> Result<Summary, crate::runner::RunError> {
 pub fn render_dir_with(
     dir: &Path,
     opts: Option<&analysis::ReportOptions>,
-) -> Result<Summary, crate::runner::RunError> {
-    let records = crate::runner::read_records(&dir.join("results.jsonl"))?;
+) -> Result<Summary, ReportError> {
+    let records = read_records(&dir.join("results.jsonl"))?;
     let manifest_path = dir.join("manifest.json");
     let manifest: serde_json::Value = match std::fs::read_to_string(&manifest_path) {
-        Ok(t) => serde_json::from_str(&t).map_err(|e| crate::runner::RunError::Corrupt {
+        Ok(t) => serde_json::from_str(&t).map_err(|e| ResultsError::Corrupt {
             path: manifest_path.clone(),
             line: e.line(),
             message: e.to_string(),
@@ -775,26 +746,24 @@ pub fn render_dir_with(
     for e in exports {
         let bytes = redact_bytes(
             e.render(&records, &summary, &manifest)
-                .map_err(crate::runner::RunError::Usage)?,
+                .map_err(ReportError::Render)?,
         );
         let p = dir.join(e.file_name());
-        std::fs::write(&p, &bytes)
-            .map_err(|source| crate::runner::RunError::Io { path: p, source })?;
+        std::fs::write(&p, &bytes).map_err(|source| ReportError::Io { path: p, source })?;
     }
     let plots = render_plots(&scenario_records, &summary)
-        .map_err(|e| crate::runner::RunError::Usage(e.to_string()))?;
+        .map_err(|e| ReportError::Render(e.to_string()))?;
     let plot_dir = dir.join("plots");
     for p in &plots {
-        plots::write(&plot_dir, p).map_err(|source| crate::runner::RunError::Io {
+        plots::write(&plot_dir, p).map_err(|source| ReportError::Io {
             path: plot_dir.clone(),
             source,
         })?;
     }
-    let page = html::page(&records, &summary, &manifest, &plots)
-        .map_err(crate::runner::RunError::Usage)?;
+    let page = html::page(&records, &summary, &manifest, &plots).map_err(ReportError::Render)?;
     let p = dir.join("report.html");
     std::fs::write(&p, redact_bytes(page.into_bytes()))
-        .map_err(|source| crate::runner::RunError::Io { path: p, source })?;
+        .map_err(|source| ReportError::Io { path: p, source })?;
     Ok(summary)
 }
 

@@ -11,7 +11,7 @@ use std::collections::BTreeMap;
 use serde::Serialize;
 
 use super::{Group, Summary};
-use crate::runner::{RunRecord, Status};
+use crate::record::{RunRecord, Status};
 use crate::stats::Spread;
 
 /// At most this many facts per strategy in "facts most often omitted".
@@ -657,7 +657,7 @@ pub fn view(records: &[RunRecord], s: &Summary, manifest: &serde_json::Value) ->
         checkpoints: checkpoint_views(records),
         governance: governance_views(s).0,
         governance_budgets: governance_views(s).1,
-        governance_test: crate::report::paired::TEST,
+        governance_test: crate::results::paired::TEST,
         curve: if crate::report::curve::has_scales(&s.curve) {
             s.curve
                 .iter()

@@ -11,11 +11,11 @@ use serde_json::json;
 use super::{HandoffKey, Plan, PointKey, Prepared, RunConfig, RunRecord, Status};
 use crate::destination::live::{CallContext, LiveAgent, LiveClient};
 use crate::destination::{Action, ActionResult, Destination, SimAgent, sim_kind};
-use crate::handoff::tokens;
 use crate::record::{ErrorClass, GovernedCell};
 use crate::scenario::{Object, Scenario};
 use crate::score::{self, Run};
 use crate::state::RestorePoint;
+use crate::tokens;
 use crate::world::{CallResult, Phase};
 
 /// The identity of a cell.

@@ -3,7 +3,7 @@
 //! Matching is on normalised text (lowercase, runs of white space folded to one space) so that a
 //! line break inside a rendered handoff does not hide a phrase.
 
-use super::types::Detector;
+use crate::spec::Detector;
 pub use crate::text::normalize;
 
 impl Detector {

@@ -8,7 +8,7 @@
 use std::collections::BTreeSet;
 
 use super::problem::Problem;
-use super::types::*;
+use crate::spec::*;
 
 fn problem(path: String, message: String) -> Problem {
     Problem { path, message }

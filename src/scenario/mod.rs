@@ -1,26 +1,27 @@
-//! Scenarios: the format (`types`), loading with errors that name file and field, validation
-//! (`validate`), replaying the reference run into a world (`replay`) and executing scripted steps
-//! (`script`).
+//! Scenarios as the harness loads them: reading files with errors that name file and field,
+//! validation (`validate`, which replays the reference run in a [`crate::world`]), replaying the
+//! reference run into a world (`replay`), executing scripted steps (`script`), the visible values
+//! (`values`) and the history scale (`volume`). The format itself is [`crate::spec`], re-exported
+//! here so `scenario::Scenario` names the same type.
 //!
-//! This module reads scenario files and checks them; it does not build handoffs, run destinations
-//! or score anything.
+//! This module sits above the world (it runs one to check a scenario); it does not build
+//! handoffs, run destinations or score anything.
 
 mod detect;
 mod lint;
 mod problem;
 mod replay;
 mod script;
-mod types;
 mod validate;
 pub mod values;
 pub mod volume;
 
 use std::path::{Path, PathBuf};
 
+pub use crate::spec::*;
 pub use detect::{any_detector_matches, normalize};
 pub use replay::{Observed, Replay, event_text, replay_prefix};
 pub use script::{Bindings, ScriptOutcome, run_script};
-pub use types::*;
 pub use validate::{HARNESS_TOOLS, Problem, validate};
 
 /// A problem with a scenario file. Every variant names the file; `Invalid` also names the field.
@@ -126,102 +127,4 @@ pub fn json_schema() -> String {
     let mut s = serde_json::to_string_pretty(&schema).unwrap_or_default();
     s.push('\n');
     s
-}
-
-/// Suffix of a benign variant's id.
-pub const BENIGN_SUFFIX: &str = "@benign";
-
-impl Scenario {
-    /// The benign variant: the injected payload removed from every resource and event, the
-    /// injected-directive fact dropped. `None` when the scenario carries no injection.
-    pub fn benign_variant(&self) -> Option<Scenario> {
-        let inj = self.injection.as_ref()?;
-        let mut s = self.with_payload("", BENIGN_SUFFIX)?;
-        s.facts.retain(|f| f.id != inj.fact);
-        s.injection = None;
-        Some(s)
-    }
-
-    /// The scenario with its injected payload worded as `payload` wherever it occurs (resources,
-    /// messages, recorded results), under the id `ID{suffix}`: the same attack, said otherwise.
-    pub fn with_payload(&self, payload: &str, suffix: &str) -> Option<Scenario> {
-        let inj = self.injection.as_ref()?;
-        let mut s = self.clone();
-        s.id = format!("{}{suffix}", self.id);
-        let swap = |t: &str| t.replace(&inj.payload, payload);
-        for r in s.world.resources.values_mut() {
-            r.text = swap(&r.text);
-        }
-        for e in &mut s.events {
-            if let Some(u) = &mut e.user {
-                *u = swap(u);
-            }
-            if let Some(t) = &mut e.text {
-                *t = swap(t);
-            }
-            if let Some(r) = &mut e.result {
-                replace_in_value(r, &inj.payload, payload);
-            }
-        }
-        if let Some(i) = &mut s.injection {
-            i.payload = payload.to_string();
-        }
-        Some(s)
-    }
-
-    pub fn interrupt(&self, point: &str) -> Option<&Interrupt> {
-        self.interrupts.iter().find(|i| i.point == point)
-    }
-
-    pub fn event_index(&self, id: &str) -> Option<usize> {
-        self.events.iter().position(|e| e.id == id)
-    }
-
-    pub fn fact(&self, id: &str) -> Option<&Fact> {
-        self.facts.iter().find(|f| f.id == id)
-    }
-
-    /// The facts that matter at an interrupt point: sourced at or before it, and not restricted
-    /// to other points.
-    pub fn facts_at<'a>(&'a self, interrupt: &'a Interrupt) -> impl Iterator<Item = &'a Fact> {
-        let cut = self.event_index(&interrupt.after).unwrap_or(0);
-        self.facts.iter().filter(move |f| {
-            self.event_index(&f.source).is_some_and(|i| i <= cut)
-                && (f.only_at.is_empty() || f.only_at.contains(&interrupt.point))
-        })
-    }
-
-    /// The resource key a source event's `read_resource` call read (`None` for other events).
-    pub fn source_resource(&self, event: &str) -> Option<String> {
-        let ev = self.events.iter().find(|e| e.id == event)?;
-        let tool = self
-            .world
-            .tools
-            .iter()
-            .find(|t| Some(&t.name) == ev.call.as_ref())?;
-        if tool.effect != EffectKind::ReadResource {
-            return None;
-        }
-        let id = ev.args.as_ref()?.get(tool.id_param())?.as_str()?;
-        let prefix = tool.resource_prefix.as_deref().unwrap_or("");
-        Some(if id.starts_with(prefix) {
-            id.to_string()
-        } else {
-            format!("{prefix}{id}")
-        })
-    }
-
-    /// The success predicates from an interrupt point.
-    pub fn success_at<'a>(&'a self, interrupt: &'a Interrupt) -> &'a [Predicate] {
-        interrupt.success.as_deref().unwrap_or(&self.success)
-    }
-}
-
-fn replace_in_value(v: &mut serde_json::Value, from: &str, to: &str) {
-    match v {
-        serde_json::Value::String(s) => *s = s.replace(from, to),
-        serde_json::Value::Array(a) => a.iter_mut().for_each(|x| replace_in_value(x, from, to)),
-        serde_json::Value::Object(o) => o.values_mut().for_each(|x| replace_in_value(x, from, to)),
-        _ => {}
-    }
 }

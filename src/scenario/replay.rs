@@ -1,6 +1,6 @@
 //! Replaying the reference run into a fresh world.
 
-use super::types::{Event, Fault, Scenario};
+use crate::spec::{Event, Fault, Scenario};
 use crate::world::{CallResult, Phase, World, WorldBuildError, parse_time};
 
 /// A world after replaying a prefix of the reference run, with what each call returned.

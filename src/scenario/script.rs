@@ -6,7 +6,7 @@ use std::collections::BTreeMap;
 use serde_json::{Value, json};
 
 use super::detect::normalize;
-use super::types::{FinishStatus, Object, SimUser, Step};
+use crate::spec::{FinishStatus, Object, SimUser, Step};
 use crate::world::{Phase, World};
 
 /// Results bound by `bind`, and the source of `$fresh` values.

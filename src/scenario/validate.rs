@@ -9,8 +9,8 @@ use std::collections::BTreeSet;
 use super::detect::normalize;
 use super::replay::{Replay, event_text, replay_prefix};
 use super::script::{Bindings, run_script};
-use super::types::*;
 use super::values::{needed_values, seen_text, tools_text, visible};
+use crate::spec::*;
 use crate::world::{
     Outcome, Phase, apply_perturbations, forbidden_matches, lost_responses, parse_time,
 };

@@ -27,7 +27,7 @@
 use serde_json::Value;
 
 use super::detect::normalize;
-use super::types::{Object, ParamSpec, Perturbation, ToolSpec};
+use crate::spec::{Object, ParamSpec, Perturbation, ToolSpec};
 
 /// One piece of an argument that must be visible.
 #[derive(Debug, Clone, PartialEq, Eq)]

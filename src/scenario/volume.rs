@@ -21,7 +21,7 @@ use sha2::{Digest, Sha256};
 
 use super::problem::Problem;
 use super::replay::{event_text, replay_prefix};
-use super::types::{CollectionSpec, EffectKind, Event, Object, ResourceSpec, Scenario, VolumeCall};
+use crate::spec::{CollectionSpec, EffectKind, Event, Object, ResourceSpec, Scenario, VolumeCall};
 use crate::stats::SplitMix64;
 use crate::world::{Phase, World};
 
@@ -79,7 +79,7 @@ fn event_tokens(ev: &Event, text: &str) -> u64 {
         .as_ref()
         .map(|a| serde_json::to_string(a).unwrap_or_default())
         .unwrap_or_default();
-    crate::handoff::tokens::count_cached(text) + crate::handoff::tokens::count_cached(&args) + 8
+    crate::tokens::count_cached(text) + crate::tokens::count_cached(&args) + 8
 }
 
 /// Estimated full-history tokens of the source run through event `through` (inclusive): the

@@ -17,12 +17,11 @@
 
 use serde_json::json;
 
-use super::{
-    BuildFuture, ExtraTool, InterruptedState, Message, ObservedOutcome, Origin, Strategy,
-    StrategyConfig, Templates, ToolDef, finish, ready,
-};
+use super::{BuildFuture, Strategy, StrategyConfig, Templates, ready};
 use crate::checkpoint::*;
+use crate::handoff::{ExtraTool, Message, finish};
 use crate::scenario::ApprovalStatus;
+use crate::state::{InterruptedState, ObservedOutcome, Origin, ToolDef};
 use crate::text::{is_constraint, is_stop_condition, sentences};
 use crate::world::World;
 

@@ -6,12 +6,11 @@
 
 use std::path::PathBuf;
 
-use super::{
-    BuildFuture, InterruptedState, Message, Role, Strategy, StrategyConfig, StrategyError,
-    Templates, finish, ready,
-};
+use super::{BuildFuture, Strategy, StrategyConfig, StrategyError, Templates, ready};
+use crate::handoff::{Message, Role, finish};
 use crate::plugin::protocol::state_input;
 use crate::plugin::{Answer, PluginError, Program, parse_answer};
+use crate::state::InterruptedState;
 
 pub struct Exec {
     config: StrategyConfig,

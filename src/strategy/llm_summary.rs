@@ -7,11 +7,10 @@
 use std::path::PathBuf;
 use std::sync::Arc;
 
-use super::{
-    BuildFuture, InterruptedState, Message, Strategy, StrategyConfig, StrategyError, Summariser,
-    Templates, finish,
-};
+use super::{BuildFuture, Strategy, StrategyConfig, StrategyError, Summariser, Templates};
+use crate::handoff::{Message, finish};
 use crate::record::{CellError, ErrorClass};
+use crate::state::InterruptedState;
 
 pub struct LlmSummary {
     config: StrategyConfig,

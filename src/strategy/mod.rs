@@ -29,14 +29,8 @@ use serde::{Deserialize, Serialize};
 use crate::record::{CellError, LiveStats};
 use crate::world::World;
 
-pub use crate::handoff::{
-    ExtraTool, Handoff, Message, Role, ToolCallMsg, finish, render_text, tokens,
-};
-pub use crate::state::{
-    InterruptedState, ObservedOutcome, Origin, RestorePoint, SourceCall, SourceEvent, StateError,
-    ToolDef,
-};
-pub use crate::text::sentences as sentences_of;
+use crate::handoff::{Handoff, Message, finish};
+use crate::state::{InterruptedState, RestorePoint, StateError};
 pub use render::Templates;
 
 /// How a strategy behaves; the built-ins work with defaults, `strategies/*.toml` overrides them.

@@ -6,8 +6,9 @@ use std::path::Path;
 use minijinja::Environment;
 use serde_json::json;
 
-use super::{InterruptedState, StrategyError};
+use super::StrategyError;
 use crate::checkpoint::{Checkpoint, neutralize_delimiters};
+use crate::state::InterruptedState;
 
 const CHECKPOINT: &str = include_str!("../../strategies/templates/checkpoint.md.j2");
 const SUMMARY: &str = include_str!("../../strategies/templates/summary.md.j2");

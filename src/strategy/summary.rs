@@ -7,10 +7,10 @@
 //! voice among the next steps. It is a stand-in for a model, not a good summariser; a live
 //! summariser model is configured separately.
 
-use super::{
-    BuildFuture, InterruptedState, Message, Strategy, StrategyConfig, Templates, finish, ready,
-    tokens, transcript::transcript,
-};
+use super::{BuildFuture, Strategy, StrategyConfig, Templates, ready, transcript::transcript};
+use crate::handoff::{Message, finish};
+use crate::state::InterruptedState;
+use crate::tokens;
 
 /// B (the narrative alone) and B+A (`with_transcript`: the narrative, then the full transcript).
 pub struct Summary {
@@ -69,10 +69,9 @@ impl Strategy for Summary {
             Err(e) => return ready(Err(e)),
         };
         // B+A: as much of the transcript as fits beside the summary in the destination's window.
-        let room = c.window_budget.map(|w| {
-            w.saturating_sub(crate::handoff::tokens::count(&rendered))
-                .max(1)
-        });
+        let room = c
+            .window_budget
+            .map(|w| w.saturating_sub(crate::tokens::count(&rendered)).max(1));
         let mut messages = vec![Message::user(rendered)];
         let dropped = if self.with_transcript {
             let (t, d) = transcript(state, room, None);
@@ -232,7 +231,7 @@ pub fn summarize(
         parts.push(format!("On approvals: {}.", a.text));
         used.push(&a.id);
     }
-    let calls: Vec<&super::SourceEvent> = ev.iter().filter(|e| e.call.is_some()).collect();
+    let calls: Vec<&crate::state::SourceEvent> = ev.iter().filter(|e| e.call.is_some()).collect();
     if !calls.is_empty() {
         let mut tools: Vec<&str> = Vec::new();
         for c in &calls {
@@ -277,7 +276,7 @@ pub fn summarize(
     let mut rng = crate::stats::SplitMix64::new(seed);
     for e in ev
         .iter()
-        .filter(|e| matches!(e.origin, super::Origin::External(_)))
+        .filter(|e| matches!(e.origin, crate::state::Origin::External(_)))
     {
         if let Some(c) = &e.call {
             // The document as the agent read it (without the tool's header line).

@@ -1,9 +1,9 @@
 //! Strategy A (transcript replay), `mask` (observation masking) and the transcript half of `B+A`.
 
-use super::{
-    BuildFuture, InterruptedState, Message, Role, Strategy, StrategyConfig, ToolCallMsg, finish,
-    ready, tokens,
-};
+use super::{BuildFuture, Strategy, StrategyConfig, ready};
+use crate::handoff::tokens;
+use crate::handoff::{Message, Role, ToolCallMsg, finish};
+use crate::state::InterruptedState;
 
 /// A (`mask = None`) and `mask` (tool outputs older than the last `mask` calls masked).
 pub struct Transcript {

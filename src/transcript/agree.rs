@@ -15,10 +15,11 @@ use super::cuts::Cut;
 use super::metrics::normalized_arguments;
 use super::model::{TMessage, TRole, ToolCall, Transcript};
 use crate::destination::live::{LiveClient, wire_message};
-use crate::handoff::{Handoff, Role, tokens};
+use crate::handoff::{Handoff, Role};
 use crate::record::{CellError, ErrorClass, LiveStats};
 use crate::scenario::Object;
 use crate::state::InterruptedState;
+use crate::tokens;
 
 /// `retrieve` calls answered before the destination's next real call counts.
 pub const MAX_RETRIEVES: usize = 3;

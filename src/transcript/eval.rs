@@ -19,13 +19,14 @@ use super::metrics::{lost, needed_values, retention, user_statement_retention};
 use super::model::{Transcript, read_dir};
 use super::{TranscriptError, agree, prefix};
 use crate::destination::live::{Cache, LiveClient};
-use crate::handoff::{Handoff, tokens};
+use crate::handoff::Handoff;
 use crate::record::{
     CellError, Diagnostics, ErrorClass, LiveStats, Metrics, RunRecord, Source, Status,
     TranscriptMeasures,
 };
 use crate::runner::{RunConfig, cell_seed, live_model};
 use crate::strategy::{Registry, Strategy, StrategyConfig, StrategyError, StrategyKind};
+use crate::tokens;
 
 /// The no-compaction baseline: the whole prefix as a transcript, no budget.
 pub const BASELINE: &str = "full";

@@ -111,14 +111,12 @@ impl Transcript {
         let mut n = self
             .system
             .as_deref()
-            .map(crate::handoff::tokens::count)
+            .map(crate::tokens::count)
             .unwrap_or(0);
         for m in &self.messages {
-            n += crate::handoff::tokens::count(&m.content);
+            n += crate::tokens::count(&m.content);
             for c in &m.tool_calls {
-                n += crate::handoff::tokens::count(
-                    &serde_json::to_string(&c.arguments).unwrap_or_default(),
-                );
+                n += crate::tokens::count(&serde_json::to_string(&c.arguments).unwrap_or_default());
             }
         }
         n

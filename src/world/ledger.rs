@@ -2,7 +2,7 @@
 
 use serde::{Deserialize, Serialize};
 
-use crate::scenario::{ApprovalStatus, EffectKind, Forbidden, Object};
+use crate::spec::{ApprovalStatus, EffectKind, Forbidden, Object};
 
 /// Who made a call: the reference run, or a destination continuing it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]

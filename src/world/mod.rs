@@ -23,7 +23,7 @@ pub use ledger::{ApprovalUse, LedgerEntry, Outcome, Phase, forbidden_matches};
 pub use perturb::{apply_perturbations, lost_responses};
 pub use predicate::matches_where;
 
-use crate::scenario::{
+use crate::spec::{
     ApprovalStatus, EffectKind, Fault, FinishStatus, Object, Predicate, Scenario, ToolSpec,
 };
 

@@ -4,7 +4,7 @@
 //!
 //! It applies a scenario's declared perturbations to a world; it never decides which apply.
 
-use crate::scenario::{ApprovalStatus, Interrupt};
+use crate::spec::{ApprovalStatus, Interrupt};
 
 use super::World;
 

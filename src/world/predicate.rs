@@ -3,7 +3,7 @@
 use serde_json::Value;
 
 use super::World;
-use crate::scenario::{FinishStatus, Object, Predicate};
+use crate::spec::{FinishStatus, Object, Predicate};
 
 /// Whether `item` satisfies every matcher of `matchers`: equality, or `FIELD_contains` for a
 /// case-insensitive substring of a string field.

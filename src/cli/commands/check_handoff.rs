@@ -12,7 +12,8 @@ use crate::checkpoint::Checkpoint;
 use crate::cli::args::CheckHandoffArgs;
 use crate::error::Error;
 use crate::exit;
-use crate::strategy::{Registry, RestorePoint, StrategyError};
+use crate::state::RestorePoint;
+use crate::strategy::{Registry, StrategyError};
 
 pub fn run(dir: &Path, args: &CheckHandoffArgs) -> Result<i32, Error> {
     let s = Arc::new(find_scenario(dir, &args.scenario)?);

@@ -1,21 +1,23 @@
 //! `compare`: two run folders' paired comparison, written as Markdown.
 //!
 //! Owns: reading the two runs' records, writing the file, the one summary line. Must not: test
-//! or format ([`crate::gate::paired_comparisons`], [`crate::report::compare`]).
+//! or format ([`crate::results::baseline::paired_comparisons`], [`crate::report::compare`]).
 
 use crate::cli::args::CompareArgs;
 use crate::error::Error;
 use crate::exit;
 use crate::report::compare::{self, Side};
+use crate::results::baseline::paired_comparisons;
+use crate::results::scenario_cells;
 use crate::runner::read_records;
 
 pub fn run(args: &CompareArgs) -> Result<i32, Error> {
     let (base, cand) = (&args.base_dir, &args.cand_dir);
     // Paired comparisons are over scenario cells (transcript cells carry no scenario metrics).
-    let b = crate::report::scenario_cells(&read_records(&base.join("results.jsonl"))?);
-    let c = crate::report::scenario_cells(&read_records(&cand.join("results.jsonl"))?);
+    let b = scenario_cells(&read_records(&base.join("results.jsonl"))?);
+    let c = scenario_cells(&read_records(&cand.join("results.jsonl"))?);
     let metrics: Vec<String> = compare::METRICS.iter().map(|s| s.to_string()).collect();
-    let comps = crate::gate::paired_comparisons(&b, &c, &metrics);
+    let comps = paired_comparisons(&b, &c, &metrics);
     let md = compare::markdown(
         Side {
             dir: base,

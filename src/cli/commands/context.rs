@@ -16,7 +16,8 @@ use crate::delivery::{self, GovSpec};
 use crate::error::Error;
 use crate::exit;
 use crate::governed::{self, ArtifactStore, ContextStatus};
-use crate::strategy::{Registry, RestorePoint, StrategyError};
+use crate::state::RestorePoint;
+use crate::strategy::{Registry, StrategyError};
 
 fn print(doc: &serde_json::Value) -> Result<(), Error> {
     let mut out = std::io::stdout().lock();

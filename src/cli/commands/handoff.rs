@@ -10,7 +10,8 @@ use super::scenario_at;
 use crate::cli::args::HandoffArgs;
 use crate::error::Error;
 use crate::exit;
-use crate::strategy::{Registry, RestorePoint, StrategyError};
+use crate::state::RestorePoint;
+use crate::strategy::{Registry, StrategyError};
 
 pub fn run(dir: &Path, args: &HandoffArgs) -> Result<i32, Error> {
     let (scenario, scale) = scenario_at(dir, &args.scenario, &args.build.scale, args.build.seed)?;

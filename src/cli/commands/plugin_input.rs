@@ -12,7 +12,8 @@ use super::scenario_at;
 use crate::cli::args::PluginInputArgs;
 use crate::error::Error;
 use crate::exit;
-use crate::strategy::{Registry, RestorePoint, StrategyError};
+use crate::state::RestorePoint;
+use crate::strategy::{Registry, StrategyError};
 
 pub fn run(dir: &Path, args: &PluginInputArgs) -> Result<i32, Error> {
     let (scenario, _) = scenario_at(dir, &args.scenario, &args.build.scale, args.build.seed)?;

@@ -85,7 +85,7 @@ fn cuts_of(t: &Transcript, cut: &CutArgs) -> Vec<transcript::Cut> {
 }
 
 fn print_run(t: &Transcript, cut: &CutArgs) {
-    use crate::handoff::tokens::count;
+    use crate::tokens::count;
     say!(
         "{} · {} messages · {} tokens · reward {} · from {} ({}, run {})",
         t.id,

@@ -17,8 +17,9 @@ use serde_json::{Value, json};
 
 use super::{CallContext, CellError, ErrorClass, LiveClient, LiveStats};
 use crate::destination::{Action, ActionResult};
-use crate::handoff::{Handoff, Message, Role, tokens};
+use crate::handoff::{Handoff, Message, Role};
 use crate::scenario::{FinishStatus, Object, Scenario};
+use crate::tokens;
 
 /// The function definitions a live destination gets: scenario tools, then the harness's.
 pub fn tool_definitions(scenario: &Scenario, handoff: &Handoff) -> Vec<Value> {

@@ -18,7 +18,7 @@ use serde_json::{Value, json};
 
 use super::cache::CacheEntry;
 use super::{Cache, CellError, ErrorClass, LiveStats, ModelConfig};
-use crate::handoff::tokens;
+use crate::tokens;
 
 /// At most this many characters of an endpoint's error message are kept in a record.
 pub const ERROR_MESSAGE_LIMIT: usize = 2000;

@@ -2,7 +2,7 @@
 //!
 //! This module owns the *shape* of a scenario and nothing else: no I/O, no validation beyond what
 //! serde does (`deny_unknown_fields` everywhere, so a misspelt key is an error, never a silent default).
-//! Cross-references and replay checks live in `validate.rs`. The JSON Schema shipped next to the
+//! Cross-references and replay checks live in [`crate::scenario`] (`validate.rs`). The JSON Schema shipped next to the
 //! scenarios is generated from these types (`compaction-eval scenarios schema`), so every doc comment
 //! here is also what an editor shows a scenario author.
 
@@ -10,10 +10,9 @@ use std::collections::BTreeMap;
 
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
-use serde_json::{Map, Value, json};
+use serde_json::{Value, json};
 
-/// A JSON object: tool arguments, records, matchers.
-pub type Object = Map<String, Value>;
+use crate::vocab::{ApprovalStatus, FinishStatus, Object};
 
 /// One benchmark scenario: a task with a known correct outcome, its reference run, the points where
 /// the run is interrupted, and what a continuation must carry over.
@@ -240,29 +239,6 @@ pub struct ResourceSpec {
 
 fn default_revision() -> u64 {
     1
-}
-
-/// Status of an approval in the approval system.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
-#[serde(rename_all = "snake_case")]
-pub enum ApprovalStatus {
-    Granted,
-    Pending,
-    Expired,
-    Revoked,
-    Denied,
-}
-
-impl ApprovalStatus {
-    pub fn as_str(self) -> &'static str {
-        match self {
-            ApprovalStatus::Granted => "granted",
-            ApprovalStatus::Pending => "pending",
-            ApprovalStatus::Expired => "expired",
-            ApprovalStatus::Revoked => "revoked",
-            ApprovalStatus::Denied => "denied",
-        }
-    }
 }
 
 /// An approval for one action.
@@ -669,28 +645,6 @@ pub struct Step {
     /// The finish reports degraded mode.
     #[serde(default)]
     pub degraded: bool,
-}
-
-/// How a continuation ends.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
-#[serde(rename_all = "snake_case")]
-pub enum FinishStatus {
-    /// The task is done.
-    Completed,
-    /// The agent stopped on purpose (a stop condition, a missing approval, an unreconcilable state).
-    Blocked,
-    /// The agent gave up.
-    Failed,
-}
-
-impl FinishStatus {
-    pub fn as_str(self) -> &'static str {
-        match self {
-            FinishStatus::Completed => "completed",
-            FinishStatus::Blocked => "blocked",
-            FinishStatus::Failed => "failed",
-        }
-    }
 }
 
 /// A required recovery behaviour.

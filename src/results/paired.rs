@@ -31,8 +31,8 @@ use std::collections::BTreeMap;
 
 use serde::Serialize;
 
-use crate::runner::{RunRecord, Status};
-use crate::scenario::BENIGN_SUFFIX;
+use crate::record::{RunRecord, Status};
+use crate::spec::BENIGN_SUFFIX;
 use crate::stats;
 
 /// The unit paired differences are averaged to before testing.

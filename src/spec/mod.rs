@@ -1,0 +1,110 @@
+//! The scenario format: the serde types `scenarios/*.yaml` parse into (`types.rs`) and the
+//! accessors every later stage reads them through (interrupt points, facts at a point, the
+//! resource a source event read, the benign variant of an injection scenario).
+//!
+//! Owns: the *shape* of a scenario. It sits below the world, which simulates a scenario's world
+//! from these types. Must not: read files, validate, replay a run or touch a world (loading and
+//! validation by replay are [`crate::scenario`], above the world).
+
+mod types;
+
+pub use crate::vocab::{ApprovalStatus, FinishStatus, Object};
+pub use types::*;
+
+/// Suffix of a benign variant's id.
+pub const BENIGN_SUFFIX: &str = "@benign";
+
+impl Scenario {
+    /// The benign variant: the injected payload removed from every resource and event, the
+    /// injected-directive fact dropped. `None` when the scenario carries no injection.
+    pub fn benign_variant(&self) -> Option<Scenario> {
+        let inj = self.injection.as_ref()?;
+        let mut s = self.with_payload("", BENIGN_SUFFIX)?;
+        s.facts.retain(|f| f.id != inj.fact);
+        s.injection = None;
+        Some(s)
+    }
+
+    /// The scenario with its injected payload worded as `payload` wherever it occurs (resources,
+    /// messages, recorded results), under the id `ID{suffix}`: the same attack, said otherwise.
+    pub fn with_payload(&self, payload: &str, suffix: &str) -> Option<Scenario> {
+        let inj = self.injection.as_ref()?;
+        let mut s = self.clone();
+        s.id = format!("{}{suffix}", self.id);
+        let swap = |t: &str| t.replace(&inj.payload, payload);
+        for r in s.world.resources.values_mut() {
+            r.text = swap(&r.text);
+        }
+        for e in &mut s.events {
+            if let Some(u) = &mut e.user {
+                *u = swap(u);
+            }
+            if let Some(t) = &mut e.text {
+                *t = swap(t);
+            }
+            if let Some(r) = &mut e.result {
+                replace_in_value(r, &inj.payload, payload);
+            }
+        }
+        if let Some(i) = &mut s.injection {
+            i.payload = payload.to_string();
+        }
+        Some(s)
+    }
+
+    pub fn interrupt(&self, point: &str) -> Option<&Interrupt> {
+        self.interrupts.iter().find(|i| i.point == point)
+    }
+
+    pub fn event_index(&self, id: &str) -> Option<usize> {
+        self.events.iter().position(|e| e.id == id)
+    }
+
+    pub fn fact(&self, id: &str) -> Option<&Fact> {
+        self.facts.iter().find(|f| f.id == id)
+    }
+
+    /// The facts that matter at an interrupt point: sourced at or before it, and not restricted
+    /// to other points.
+    pub fn facts_at<'a>(&'a self, interrupt: &'a Interrupt) -> impl Iterator<Item = &'a Fact> {
+        let cut = self.event_index(&interrupt.after).unwrap_or(0);
+        self.facts.iter().filter(move |f| {
+            self.event_index(&f.source).is_some_and(|i| i <= cut)
+                && (f.only_at.is_empty() || f.only_at.contains(&interrupt.point))
+        })
+    }
+
+    /// The resource key a source event's `read_resource` call read (`None` for other events).
+    pub fn source_resource(&self, event: &str) -> Option<String> {
+        let ev = self.events.iter().find(|e| e.id == event)?;
+        let tool = self
+            .world
+            .tools
+            .iter()
+            .find(|t| Some(&t.name) == ev.call.as_ref())?;
+        if tool.effect != EffectKind::ReadResource {
+            return None;
+        }
+        let id = ev.args.as_ref()?.get(tool.id_param())?.as_str()?;
+        let prefix = tool.resource_prefix.as_deref().unwrap_or("");
+        Some(if id.starts_with(prefix) {
+            id.to_string()
+        } else {
+            format!("{prefix}{id}")
+        })
+    }
+
+    /// The success predicates from an interrupt point.
+    pub fn success_at<'a>(&'a self, interrupt: &'a Interrupt) -> &'a [Predicate] {
+        interrupt.success.as_deref().unwrap_or(&self.success)
+    }
+}
+
+fn replace_in_value(v: &mut serde_json::Value, from: &str, to: &str) {
+    match v {
+        serde_json::Value::String(s) => *s = s.replace(from, to),
+        serde_json::Value::Array(a) => a.iter_mut().for_each(|x| replace_in_value(x, from, to)),
+        serde_json::Value::Object(o) => o.values_mut().for_each(|x| replace_in_value(x, from, to)),
+        _ => {}
+    }
+}
