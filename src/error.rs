@@ -26,6 +26,8 @@ pub enum Error {
     Run(#[from] crate::runner::RunError),
     #[error(transparent)]
     Transcript(#[from] crate::transcript::TranscriptError),
+    #[error(transparent)]
+    Tau(#[from] crate::tau::TauError),
     #[error("{0}")]
     Usage(String),
 }

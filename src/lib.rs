@@ -27,6 +27,7 @@ pub mod secrets;
 pub mod state;
 pub mod stats;
 pub mod strategy;
+pub mod tau;
 pub mod text;
 pub mod transcript;
 pub mod upgrades;
