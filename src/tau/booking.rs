@@ -10,8 +10,8 @@
 use serde_json::{Map, Value, json};
 
 use super::py::{
-    self, PyError, PyResult, add, compare, contains, get, get_by, get_by_mut, get_mut, int,
-    is_str, items, len, mul, neg, sub, type_name,
+    self, PyError, PyResult, add, compare, contains, get, get_by, get_by_mut, get_mut, int, is_str,
+    items, len, mul, neg, sub, type_name,
 };
 use super::pyfmt::{json_dumps, str_of};
 

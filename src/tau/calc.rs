@@ -122,7 +122,9 @@ fn tokenize(s: &str) -> Result<Vec<Tok>, String> {
     while i < c.len() {
         match c[i] {
             ' ' => i += 1,
-            d if d.is_ascii_digit() || (d == '.' && c.get(i + 1).is_some_and(char::is_ascii_digit)) => {
+            d if d.is_ascii_digit()
+                || (d == '.' && c.get(i + 1).is_some_and(char::is_ascii_digit)) =>
+            {
                 let int_end = digits(i);
                 if c.get(int_end) == Some(&'.') {
                     let end = digits(int_end + 1);
@@ -382,7 +384,9 @@ fn eval(e: &Expr) -> PyResult<V> {
             let v = eval(x)?;
             let minus = *op == "-";
             match v {
-                V::Int(i) if minus => Ok(i.checked_neg().map(V::Int).unwrap_or(V::Big(-(i as f64)))),
+                V::Int(i) if minus => {
+                    Ok(i.checked_neg().map(V::Int).unwrap_or(V::Big(-(i as f64))))
+                }
                 V::Big(f) if minus => Ok(V::Big(-f)),
                 V::Float(f) if minus => Ok(V::Float(-f)),
                 V::Complex(re, im) if minus => Ok(V::Complex(-re, -im)),
@@ -403,7 +407,10 @@ fn eval(e: &Expr) -> PyResult<V> {
             if let Some(arg) = arg {
                 eval(arg)?;
             }
-            Err(PyError::Type(format!("'{}' object is not callable", f.name())))
+            Err(PyError::Type(format!(
+                "'{}' object is not callable",
+                f.name()
+            )))
         }
     }
 }
@@ -476,7 +483,11 @@ fn binary(op: &str, a: V, b: V) -> PyResult<V> {
                     ));
                 }
                 if let Some(q) = x.checked_div(y) {
-                    let q = if (x % y != 0) && ((x < 0) != (y < 0)) { q - 1 } else { q };
+                    let q = if (x % y != 0) && ((x < 0) != (y < 0)) {
+                        q - 1
+                    } else {
+                        q
+                    };
                     return Ok(V::Int(q));
                 }
             }

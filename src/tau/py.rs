@@ -174,9 +174,9 @@ pub fn get_by_mut<'a>(container: &'a mut Value, key: &Value) -> PyResult<&'a mut
     // Checked through the shared path first so that the error texts are one.
     get_by(container, key)?;
     match (container, key) {
-        (Value::Object(map), Value::String(k)) => map
-            .get_mut(k)
-            .ok_or_else(|| PyError::Key(repr(key))),
+        (Value::Object(map), Value::String(k)) => {
+            map.get_mut(k).ok_or_else(|| PyError::Key(repr(key)))
+        }
         (Value::Array(items), _) => {
             let n = items.len() as i128;
             let i = match Num::of(key) {

@@ -94,11 +94,15 @@ pub fn load_runs(path: &Path) -> Result<Vec<Run>, TauError> {
             {
                 messages.push(text.clone());
             }
-            for (c, call) in message.tool_calls.unwrap_or_default().into_iter().enumerate() {
+            for (c, call) in message
+                .tool_calls
+                .unwrap_or_default()
+                .into_iter()
+                .enumerate()
+            {
                 let field = format!("[{r}].traj[{m}].tool_calls[{c}].function.arguments");
-                let args: Value = serde_json::from_str(&call.function.arguments).map_err(|e| {
-                    TauError::field(path, &field, format!("not valid JSON: {e}"))
-                })?;
+                let args: Value = serde_json::from_str(&call.function.arguments)
+                    .map_err(|e| TauError::field(path, &field, format!("not valid JSON: {e}")))?;
                 if !args.is_object() {
                     return Err(TauError::field(path, field, "not a JSON object"));
                 }
@@ -191,7 +195,11 @@ pub fn write_jsonl(out: &Path, runs: &[ReplayedRun]) -> Result<(), TauError> {
     let mut text = String::new();
     for run in runs {
         let line = serde_json::to_string(run).map_err(|e| {
-            TauError::field(out, format!("task {} trial {}", run.task_id, run.trial), e.to_string())
+            TauError::field(
+                out,
+                format!("task {} trial {}", run.task_id, run.trial),
+                e.to_string(),
+            )
         })?;
         text.push_str(&line);
         text.push('\n');

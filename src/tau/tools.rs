@@ -304,11 +304,11 @@ fn search_direct_flight(
 ) -> PyResult<String> {
     let mut results = Vec::new();
     for flight in flights_of(data)? {
-        if py::eq(get(flight, "origin")?, origin) && py::eq(get(flight, "destination")?, destination)
+        if py::eq(get(flight, "origin")?, origin)
+            && py::eq(get(flight, "destination")?, destination)
         {
             let dates = get(flight, "dates")?;
-            if contains(dates, date)? && is_str(get(get_by(dates, date)?, "status")?, "available")
-            {
+            if contains(dates, date)? && is_str(get(get_by(dates, date)?, "status")?, "available") {
                 results.push(Value::Object(flight_on(flight, get_by(dates, date)?)?));
             }
         }
