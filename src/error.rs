@@ -28,6 +28,8 @@ pub enum Error {
     Report(#[from] crate::report::ReportError),
     #[error(transparent)]
     Transcript(#[from] crate::transcript::TranscriptError),
+    #[error(transparent)]
+    Tau(#[from] crate::tau::TauError),
     #[error("{0}")]
     Usage(String),
 }

@@ -29,6 +29,7 @@ pub mod spec;
 pub mod state;
 pub mod stats;
 pub mod strategy;
+pub mod tau;
 pub mod text;
 pub mod tokens;
 pub mod transcript;

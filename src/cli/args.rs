@@ -74,6 +74,10 @@ pub enum Command {
     /// `run --transcripts DIR` compacts and measures them.
     #[command(subcommand)]
     Transcripts(TranscriptsCmd),
+    /// The τ-bench airline environment, native: replay recorded runs' tool calls on a fresh
+    /// database and write what the environment answers.
+    #[command(subcommand)]
+    Tau(TauCmd),
     /// Build one handoff and print it as a destination would see it, with its token count.
     Handoff(HandoffArgs),
     /// The continuity-envelope reference exercise (exit 0 reauthorization_required,
@@ -314,6 +318,29 @@ pub struct TranscriptImportArgs {
     /// Skip malformed runs (counted and listed on stderr) instead of stopping at the first.
     #[arg(long)]
     pub skip_bad: bool,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum TauCmd {
+    /// Replay each run's tool calls in order on a fresh database and write one JSON line per
+    /// run: `task_id`, `trial`, `replayed_r_actions` (1.0 when the final database equals the
+    /// one the run's own ground-truth actions give) and `calls` (`call_id`, `tool`, `output`).
+    Replay(TauReplayArgs),
+}
+
+#[derive(Debug, Args)]
+pub struct TauReplayArgs {
+    /// The recorded runs: a τ-bench trajectory file (a JSON array of runs with `task_id`,
+    /// `trial`, `info.task` and `traj`).
+    pub runs: PathBuf,
+    /// Where to write the replay (JSON Lines, one line per run); written through a temporary
+    /// file in the same folder and a rename.
+    #[arg(long)]
+    pub out: PathBuf,
+    /// The τ-bench airline data folder, holding `env/` [default: $COMPACTION_EVAL_TAU_BENCH,
+    /// else the repository's data/tau-bench-airline].
+    #[arg(long)]
+    pub data: Option<PathBuf>,
 }
 
 #[derive(Debug, Args)]

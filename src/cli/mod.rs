@@ -57,6 +57,7 @@ pub fn run(cli: Cli) -> i32 {
         Command::ContextReport(args) => c::context::report(dir, &args),
         Command::InspectContext(args) => c::context::inspect(&args),
         Command::Transcripts(cmd) => c::transcripts::run(cmd),
+        Command::Tau(cmd) => c::tau::run(cmd),
     };
     match result {
         Ok(code) => code,
