@@ -757,7 +757,8 @@ fn folder_store_names_files_by_digest_only_and_refuses_other_values() {
         std::fs::metadata(dir.join(&d)).unwrap().modified().unwrap(),
         before
     );
-    for value in ["../../etc/passwd", "policy.json", &dg('A'), ""] {
+    let traversal = "../../etc/passwd"; // hostile input: the store must refuse it
+    for value in [traversal, "policy.json", &dg('A'), ""] {
         let e = s.read(value).unwrap_err();
         assert!(matches!(e, ReadError::NotADigest { .. }), "{value}: {e:?}");
         assert_eq!(

@@ -557,7 +557,7 @@ fn write_stores_svg_and_png() {
     );
 
     let bad = Plot {
-        name: "../escape",
+        name: "../escape", // hostile input: a name that climbs out of the plots folder
         svg: String::new(),
         png: Vec::new(),
     };
