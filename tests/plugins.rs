@@ -665,6 +665,18 @@ fn a_plugin_sees_neither_the_harness_process_nor_its_environment() {
     }
 }
 
+/// `plugin-input --scenario support-ticket-timeout FLAGS…`'s stdout.
+fn plugin_input(flags: &[&str]) -> Vec<u8> {
+    cli()
+        .args(["plugin-input", "--scenario", "support-ticket-timeout"])
+        .args(flags)
+        .assert()
+        .success()
+        .get_output()
+        .stdout
+        .clone()
+}
+
 #[test]
 fn plugin_input_at_a_scale_prints_what_a_run_gives_the_plugin_there() {
     // The plug-in saves its stdin; `handoff` builds its handoff as a run does (40k history, seed
@@ -716,19 +728,7 @@ fn plugin_input_at_a_scale_prints_what_a_run_gives_the_plugin_there() {
             compaction_eval::strategy::DEFAULT_CONTEXT_WINDOW
         )
     );
-    let base = cli()
-        .args([
-            "plugin-input",
-            "--scenario",
-            "support-ticket-timeout",
-            "--interrupt",
-            "mid_implementation",
-        ])
-        .assert()
-        .success()
-        .get_output()
-        .stdout
-        .clone();
+    let base = plugin_input(&["--interrupt", "mid_implementation"]);
     assert!(
         printed.len() > 2 * base.len(),
         "the 40k document carries the volume ({} vs {} bytes)",
@@ -736,23 +736,14 @@ fn plugin_input_at_a_scale_prints_what_a_run_gives_the_plugin_there() {
         base.len()
     );
     // Another seed draws another volume.
-    let other = cli()
-        .args([
-            "plugin-input",
-            "--scenario",
-            "support-ticket-timeout",
-            "--interrupt",
-            "mid_implementation",
-            "--scale",
-            "40k",
-            "--seed",
-            "8",
-        ])
-        .assert()
-        .success()
-        .get_output()
-        .stdout
-        .clone();
+    let other = plugin_input(&[
+        "--interrupt",
+        "mid_implementation",
+        "--scale",
+        "40k",
+        "--seed",
+        "8",
+    ]);
     assert_ne!(other, printed);
 }
 
@@ -760,19 +751,7 @@ fn plugin_input_at_a_scale_prints_what_a_run_gives_the_plugin_there() {
 fn the_readme_walkthrough_runs_verbatim_from_the_repository_root() {
     // README: `plugin-input … > state.json`, then `(cd strategies && python3
     // examples/checkpoint.py < state.json)`, the same working directory a run gives the plug-in.
-    let state = cli()
-        .args([
-            "plugin-input",
-            "--scenario",
-            "support-ticket-timeout",
-            "--interrupt",
-            "uncertain_side_effect",
-        ])
-        .assert()
-        .success()
-        .get_output()
-        .stdout
-        .clone();
+    let state = plugin_input(&["--interrupt", "uncertain_side_effect"]);
     let mut child = std::process::Command::new("python3")
         .arg("examples/checkpoint.py")
         .current_dir(Path::new(env!("CARGO_MANIFEST_DIR")).join("strategies"))
