@@ -1101,8 +1101,19 @@ fn an_interrupted_run_keeps_its_finished_cells_and_resume_completes_them_in_cell
         &d,
         port,
         &["hang", "scripted", "parallel"],
-        "reps = 2\nconcurrency = 3\nno_cache = true",
+        "reps = 2\nconcurrency = 6\nno_cache = true",
     );
+    // Every cell runs at once, so the cells that answer finish whatever the hanging ones do, and
+    // the hanging cells must still be hanging when the interrupt comes: their request and cell
+    // limits are far beyond the test's own wait, so the run cannot end by timing them out first
+    // (with a 120 s request limit, a slow first run once finished before the interrupt).
+    let text = std::fs::read_to_string(&cfg).expect("config");
+    let text = text.replacen(
+        "model = \"hang\"\n",
+        "model = \"hang\"\nrequest_timeout_s = 900\ncell_timeout_s = 1800\n",
+        1,
+    );
+    std::fs::write(&cfg, text).expect("config");
     let out = d.join("out");
     let args = [
         "run".to_string(),
@@ -1120,7 +1131,7 @@ fn an_interrupted_run_keeps_its_finished_cells_and_resume_completes_them_in_cell
         .spawn()
         .expect("spawn");
     let journal = out.join("journal.jsonl");
-    let until = Instant::now() + Duration::from_secs(60);
+    let until = Instant::now() + Duration::from_secs(300);
     let lines = || {
         std::fs::read_to_string(&journal)
             .map(|t| t.lines().count())
