@@ -184,11 +184,11 @@ fn the_check_finds_what_it_looks_for() {
     let root = root();
     let code = root.join("src/x.rs");
     assert_eq!(
-        outside_paths(&code, "let p = \"../shared/data/x.json\";").len(),
+        outside_paths(&code, "let p = \"../beside/data/x.json\";").len(),
         1
     );
     assert_eq!(outside_paths(&code, "join(\"data/../data/tau\")").len(), 0);
-    assert_eq!(outside_paths(&code, "see /work/shared/data").len(), 1);
+    assert_eq!(outside_paths(&code, "see /home/someone/data").len(), 1);
     assert_eq!(outside_paths(&code, "a/work/b and super::x").len(), 0);
     let plots = root.join("src/report/plots/mod.rs");
     assert_eq!(
@@ -208,7 +208,7 @@ fn the_check_finds_what_it_looks_for() {
     assert_eq!(outside_paths(&doc, "[x](../../elsewhere.md)").len(), 1);
     let readme = root.join("README.md");
     assert_eq!(
-        outside_paths(&readme, "import ../shared/data/tau.json").len(),
+        outside_paths(&readme, "import ../beside/data/tau.json").len(),
         1
     );
     assert_eq!(
