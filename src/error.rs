@@ -43,12 +43,42 @@ impl Error {
         }
     }
 
-    /// The exit code this error ends the process with.
+    /// The exit code this error ends the process with ([`crate::exit`]).
     pub fn exit_code(&self) -> i32 {
+        use crate::runner::RunError;
         match self {
             Error::Scenario(ScenarioError::Invalid { .. }) => exit::FAILED,
-            Error::Run(crate::runner::RunError::Preflight(_)) => exit::run::PREFLIGHT_FAILED,
+            Error::Write { source, .. } => io_code(source),
+            Error::Run(e) => match e {
+                RunError::Preflight(_) => exit::run::PREFLIGHT_FAILED,
+                RunError::Incomplete { .. } => exit::run::INCOMPLETE,
+                RunError::Io { source, .. } => io_code(source),
+                RunError::Store { .. } => exit::IO,
+                RunError::Config(_) => exit::CONFIG,
+                RunError::Harness(_) => exit::HARNESS,
+                _ => exit::USAGE,
+            },
+            Error::Report(e) => report_code(e),
             _ => exit::USAGE,
         }
+    }
+}
+
+/// A file that is not there was named by the user (usage); any other I/O failure is the file
+/// system's.
+fn io_code(e: &std::io::Error) -> i32 {
+    if e.kind() == std::io::ErrorKind::NotFound {
+        exit::USAGE
+    } else {
+        exit::IO
+    }
+}
+
+fn report_code(e: &crate::report::ReportError) -> i32 {
+    use crate::report::ReportError;
+    match e {
+        ReportError::Render(_) => exit::RENDER,
+        ReportError::Io { source, .. } => io_code(source),
+        _ => exit::USAGE,
     }
 }

@@ -15,9 +15,21 @@ pub const OK: i32 = 0;
 /// `check-handoff` found a rule violation, or a scenario file is invalid
 /// ([`crate::error::Error::exit_code`]).
 pub const FAILED: i32 = 1;
-/// Unusable input, for every command: bad arguments (also clap's own parse errors), unreadable or
-/// corrupt files, unknown ids, a file that cannot be written.
+/// Unusable input, for every command: bad arguments (also clap's own parse errors), a named
+/// file or folder that does not exist, corrupt files, unknown ids.
 pub const USAGE: i32 = 2;
+/// A configuration that cannot work: a live model's table (impossible durations, a client that
+/// cannot be built), a strategy whose summariser names no configured model.
+pub const CONFIG: i32 = 8;
+/// The file system failed: a file or folder could not be read or written for a reason other
+/// than its absence (a full disk, permissions). What was written before stays whole.
+pub const IO: i32 = 9;
+/// A report could not be rendered (a template or a plot failed): the run's records are intact
+/// and `report DIR` renders again from them.
+pub const RENDER: i32 = 10;
+/// The harness failed (its async runtime, a value it could not serialise): a bug or an
+/// exhausted machine, never the input. Please report it.
+pub const HARNESS: i32 = 11;
 
 /// Exit codes of `gate`.
 pub mod gate {
@@ -58,21 +70,32 @@ pub mod run {
 mod tests {
     use super::*;
 
+    /// Every code a process can end with, by command: within one command no two meanings share
+    /// a code, and a command's own codes never reuse a code every command gives.
     #[test]
     fn codes_are_distinct_where_they_must_be() {
-        assert_ne!(OK, FAILED);
-        assert_ne!(FAILED, USAGE);
-        for c in [
-            inspect::BLOCKED_ON_RECONCILIATION,
-            inspect::CONTINUITY_VALIDATION_FAILED,
-            run::INCOMPLETE,
-        ] {
-            assert!(![OK, FAILED, USAGE].contains(&c));
+        let global = [OK, FAILED, USAGE, CONFIG, IO, RENDER, HARNESS];
+        let own: [&[i32]; 2] = [
+            &[
+                inspect::BLOCKED_ON_RECONCILIATION,
+                inspect::CONTINUITY_VALIDATION_FAILED,
+            ],
+            &[
+                run::INCOMPLETE,
+                run::TOO_MANY_ERRORED,
+                run::PREFLIGHT_FAILED,
+            ],
+        ];
+        for codes in own.iter().map(|o| [&global[..], o].concat()) {
+            let distinct: std::collections::BTreeSet<_> = codes.iter().collect();
+            assert_eq!(distinct.len(), codes.len(), "{codes:?}");
         }
-        let run = [run::TOO_MANY_ERRORED, run::PREFLIGHT_FAILED];
-        for c in run {
-            assert!(![OK, FAILED, USAGE].contains(&c));
-        }
-        assert_ne!(run[0], run[1]);
+        // A shell reads 126 and above as "not executable", "not found" and signals.
+        assert!(
+            own.concat()
+                .iter()
+                .chain(&global)
+                .all(|c| (0..126).contains(c))
+        );
     }
 }

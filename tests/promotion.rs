@@ -7,13 +7,12 @@
 use std::path::Path;
 use std::sync::Arc;
 
-use compaction_eval::destination::{Action, ActionResult, SimAgent, SimKind};
+use compaction_eval::destination::{Continuation, SimAgent, SimKind};
 use compaction_eval::handoff::{self, Message};
 use compaction_eval::scenario;
 use compaction_eval::score::{self, Run};
 use compaction_eval::state::RestorePoint;
 use compaction_eval::strategy::Registry;
-use compaction_eval::world::Phase;
 
 /// Runs `sim:careful` on a handoff text; returns (task success, recovery quality).
 fn outcome(at: &RestorePoint, text: &str) -> (bool, f64) {
@@ -26,33 +25,9 @@ fn outcome(at: &RestorePoint, text: &str) -> (bool, f64) {
         7,
         0.0,
     );
-    let mut world = at.world.clone();
-    let mut last: Option<ActionResult> = None;
-    let mut finish = None;
-    let mut steps = 0;
-    for _ in 0..60 {
-        steps += 1;
-        let r = match agent.act(last.as_ref()) {
-            Action::Call { tool, args } => {
-                world.call(Phase::Continuation, &tool, &args, None, None)
-            }
-            Action::RequestApproval { approval_id } => {
-                world.request_approval(Phase::Continuation, &approval_id)
-            }
-            Action::Retrieve { resource } => world.retrieve(Phase::Continuation, &resource),
-            Action::AskUser { .. } => continue,
-            Action::OutOfSteps => break,
-            Action::Finish { status, .. } => {
-                finish = Some(status);
-                break;
-            }
-        };
-        last = Some(ActionResult {
-            text: r.text(),
-            value: r.output.clone().ok(),
-            ok: r.output.is_ok(),
-        });
-    }
+    let mut c = Continuation::new(at, &h);
+    let steps = c.drive(&mut agent, 60);
+    let (finish, world) = (c.finish(), c.into_world());
     let run = Run {
         scenario: &at.scenario,
         interrupt: &at.interrupt,

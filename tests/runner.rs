@@ -4,13 +4,12 @@
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
-use compaction_eval::destination::{Action, ActionResult, SimAgent, SimKind};
-use compaction_eval::handoff;
+use compaction_eval::destination::{Continuation, SimAgent, SimKind};
+use compaction_eval::handoff::{self, Handoff};
 use compaction_eval::runner::{self, RunConfig, RunRecord, Silent};
 use compaction_eval::scenario;
 use compaction_eval::state::RestorePoint;
 use compaction_eval::strategy::Registry;
-use compaction_eval::world::Phase;
 
 fn run(models: &[&str], reps: u32, out: &Path) -> Vec<RunRecord> {
     let cfg = RunConfig {
@@ -126,29 +125,16 @@ fn same_seed_gives_identical_results_apart_from_timing() {
     assert_eq!(ra, rb);
 }
 
-/// Runs a simulated destination against the world until it finishes; returns the ledger.
-fn drive(agent: &mut SimAgent, state: &RestorePoint) -> Vec<compaction_eval::world::LedgerEntry> {
-    let mut world = state.world.clone();
-    let mut last: Option<ActionResult> = None;
-    for _ in 0..60 {
-        let r = match agent.act(last.as_ref()) {
-            Action::Call { tool, args } => {
-                world.call(Phase::Continuation, &tool, &args, None, None)
-            }
-            Action::RequestApproval { approval_id } => {
-                world.request_approval(Phase::Continuation, &approval_id)
-            }
-            Action::Retrieve { resource } => world.retrieve(Phase::Continuation, &resource),
-            Action::AskUser { .. } => continue,
-            Action::Finish { .. } | Action::OutOfSteps => break,
-        };
-        last = Some(ActionResult {
-            text: r.text(),
-            value: r.output.clone().ok(),
-            ok: r.output.is_ok(),
-        });
-    }
-    world.ledger().to_vec()
+/// Runs a simulated destination against the world until it finishes (the runner's own dispatch
+/// of actions); returns the ledger.
+fn drive(
+    agent: &mut SimAgent,
+    state: &RestorePoint,
+    h: &Handoff,
+) -> Vec<compaction_eval::world::LedgerEntry> {
+    let mut c = Continuation::new(state, h);
+    c.drive(agent, 60);
+    c.world().ledger().to_vec()
 }
 
 #[test]
@@ -173,7 +159,11 @@ fn same_handoff_text_under_two_strategy_ids_behaves_identically() {
                 let it = &state.interrupt;
                 let mut a = SimAgent::new(kind, s.clone(), it, &h, 7, 0.0);
                 let mut b = SimAgent::new(kind, s.clone(), it, &renamed, 7, 0.0);
-                assert_eq!(drive(&mut a, &state), drive(&mut b, &state), "{id} {point}");
+                assert_eq!(
+                    drive(&mut a, &state, &h),
+                    drive(&mut b, &state, &renamed),
+                    "{id} {point}"
+                );
             }
         }
     }

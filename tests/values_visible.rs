@@ -5,45 +5,21 @@
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
-use compaction_eval::destination::{Action, ActionResult, SimAgent, SimKind};
+use compaction_eval::destination::{Continuation, SimAgent, SimKind};
 use compaction_eval::handoff::Handoff;
 use compaction_eval::runner::{self, RunConfig, Silent};
 use compaction_eval::scenario::{self, FactKind, FinishStatus, Scenario, normalize};
 use compaction_eval::state::RestorePoint;
 use compaction_eval::strategy::Registry;
-use compaction_eval::world::{Phase, World};
+use compaction_eval::world::World;
 
-/// Drives a simulated destination to its finish; returns the world and the finish status.
-fn drive(agent: &mut SimAgent, state: &RestorePoint) -> (World, Option<FinishStatus>) {
-    let mut world = state.world.clone();
-    let mut last: Option<ActionResult> = None;
-    for _ in 0..80 {
-        let r = match agent.act(last.as_ref()) {
-            Action::Call { tool, args } => {
-                world.call(Phase::Continuation, &tool, &args, None, None)
-            }
-            Action::RequestApproval { approval_id } => {
-                world.request_approval(Phase::Continuation, &approval_id)
-            }
-            Action::Retrieve { resource } => world.retrieve(Phase::Continuation, &resource),
-            Action::OutOfSteps => break,
-            Action::AskUser { question } => {
-                last = Some(ActionResult {
-                    text: state.scenario.user.answer(&question).to_string(),
-                    value: None,
-                    ok: true,
-                });
-                continue;
-            }
-            Action::Finish { status, .. } => return (world, Some(status)),
-        };
-        last = Some(ActionResult {
-            text: r.text(),
-            value: r.output.clone().ok(),
-            ok: r.output.is_ok(),
-        });
-    }
-    (world, None)
+/// Drives a simulated destination to its finish (the runner's own dispatch of actions); returns
+/// the world and the finish status.
+fn drive(agent: &mut SimAgent, state: &RestorePoint, h: &Handoff) -> (World, Option<FinishStatus>) {
+    let mut c = Continuation::new(state, h);
+    c.drive(agent, 80);
+    let fin = c.finish();
+    (c.into_world(), fin)
 }
 
 fn succeeds(s: &Scenario, state: &RestorePoint, world: &World, fin: Option<FinishStatus>) -> bool {
@@ -111,7 +87,7 @@ fn losing_a_stale_revision_changes_arguments_and_fails_the_task() {
             );
             let mut marked =
                 SimAgent::new(SimKind::Careful, s.clone(), &state.interrupt, &full, 7, 0.0);
-            drive(&mut marked, &state);
+            drive(&mut marked, &state, &full);
             assert!(
                 !marked.invisible.iter().any(|v| v.contains("older value")),
                 "{} {}: with the stale mark it re-reads and acts on the new revision: {:?}",
@@ -121,7 +97,7 @@ fn losing_a_stale_revision_changes_arguments_and_fails_the_task() {
             );
             let mut agent =
                 SimAgent::new(SimKind::Careful, s.clone(), &state.interrupt, &lost, 7, 0.0);
-            let (w, fin) = drive(&mut agent, &state);
+            let (w, fin) = drive(&mut agent, &state, &lost);
             assert!(
                 agent.invisible.iter().any(|v| v.contains("older value")),
                 "{} {}: no argument took the older value: {:?}",

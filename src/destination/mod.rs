@@ -11,6 +11,7 @@
 //! name: two identical handoff texts give identical behaviour.
 
 pub mod attention;
+pub mod continuation;
 pub mod live;
 mod sim;
 
@@ -20,6 +21,7 @@ use std::time::Instant;
 
 use serde::{Deserialize, Serialize};
 
+pub use continuation::Continuation;
 pub use sim::{SimAgent, SimKind, follows_directive};
 
 use crate::record::{CellError, LiveStats};

@@ -1,0 +1,342 @@
+//! One cell: a destination continues from a handoff in a fresh copy of the interrupted world,
+//! within its step budget (every model turn counts) and, for live destinations, its wall-clock
+//! budget; a cell that fails keeps what it spent (`diagnostics.live`).
+//!
+//! Owns: the cell's identity, what cells share of the plan, and the step loop with its token and
+//! time accounting (the actions themselves are `crate::destination::Continuation`'s). Must not:
+//! write records (`execute` does) or build handoffs (the plan did).
+
+mod governed;
+mod records;
+
+use std::collections::BTreeMap;
+use std::sync::Arc;
+use std::time::Instant;
+
+use serde_json::json;
+
+use std::collections::BTreeSet;
+
+use governed::{Admitted, admit};
+use records::{CellRecord, Uncontinued, ratio};
+
+use super::matrix::{CellSpec, HandoffKey, PointKey};
+use super::plan::ReceiptFault;
+use super::{Plan, Prepared, RunConfig, RunRecord};
+use crate::destination::live::{CallContext, LiveAgent, LiveClient};
+use crate::destination::{Action, ActionResult, Continuation, Destination, SimAgent, sim_kind};
+use crate::record::ErrorClass;
+use crate::scenario::Scenario;
+use crate::score::{self, Run};
+use crate::state::RestorePoint;
+use crate::tokens;
+
+/// The harness's system prompt for destinations: the same for every strategy.
+pub const SYSTEM_PROMPT: &str = "You are continuing a task that another agent session started and could not finish. \
+The user message that follows is the handoff from that session. Use the tools to finish the task. \
+Call ask_user to ask the user, request_approval to ask for an approval, and finish(status, report, degraded) \
+when you are done or must stop.";
+
+/// What all cells share, read-only.
+pub struct Shared {
+    scenarios: Vec<Arc<Scenario>>,
+    history: BTreeMap<PointKey, u64>,
+    windows: BTreeMap<String, u64>,
+    points: BTreeMap<PointKey, Arc<RestorePoint>>,
+    handoffs: BTreeMap<HandoffKey, Prepared>,
+    windowed: BTreeSet<Arc<str>>,
+    /// Fixed context tokens (system prompt + tool definitions) per handoff.
+    context: BTreeMap<HandoffKey, u64>,
+    step_budget: u32,
+    attention: f64,
+    /// Live models by name.
+    pub live: BTreeMap<String, Arc<LiveClient>>,
+    panic_cell: Option<usize>,
+    receipt_fault: Option<(usize, ReceiptFault)>,
+    source_model: Option<String>,
+}
+
+impl Shared {
+    pub fn new(plan: &Plan, cfg: &RunConfig) -> Shared {
+        let mut context = BTreeMap::new();
+        let mut per_scenario: BTreeMap<(usize, Arc<str>), u64> = BTreeMap::new();
+        for (key, p) in &plan.handoffs {
+            let Prepared::Ready { handoff: h, .. } = p else {
+                continue;
+            };
+            // The first handoff of a strategy in a scenario fixes its context (tools and extra
+            // tools do not change between interrupt points).
+            let tokens = *per_scenario
+                .entry((key.scenario, key.strategy.clone()))
+                .or_insert_with(|| {
+                    let tools = json!(plan.scenarios[key.scenario]
+                        .world
+                        .tools
+                        .iter()
+                        .map(|t| json!({"name": t.name, "description": t.description, "parameters": t.params}))
+                        .collect::<Vec<_>>());
+                    tokens::count(SYSTEM_PROMPT)
+                        + tokens::count(&tools.to_string())
+                        + h.extra_tools
+                            .iter()
+                            .map(|t| tokens::count(&t.parameters.to_string()) + tokens::count(&t.description))
+                            .sum::<u64>()
+                });
+            context.insert(key.clone(), tokens);
+        }
+        Shared {
+            scenarios: plan.scenarios.clone(),
+            history: plan.history.clone(),
+            windows: plan.windows.clone(),
+            points: plan.points.clone(),
+            handoffs: plan.handoffs.clone(),
+            windowed: plan.windowed.clone(),
+            context,
+            step_budget: cfg.step_budget,
+            attention: cfg.attention,
+            live: plan.live.clone(),
+            panic_cell: plan.panic_cell,
+            receipt_fault: plan.receipt_fault,
+            source_model: cfg.source_model.clone(),
+        }
+    }
+}
+
+impl Shared {
+    /// The record of a cell whose run panicked: an errored cell (`error_class: harness`), never a
+    /// lost one.
+    pub fn panicked(&self, c: &CellSpec, payload: Box<dyn std::any::Any + Send>) -> RunRecord {
+        let what = payload
+            .downcast_ref::<&str>()
+            .map(|s| s.to_string())
+            .or_else(|| payload.downcast_ref::<String>().cloned())
+            .unwrap_or_else(|| "a panic without a message".into());
+        let scenario = self
+            .scenarios
+            .get(c.scenario)
+            .map(|s| s.id.clone())
+            .unwrap_or_else(|| format!("<scenario #{}>", c.scenario));
+        CellRecord {
+            scenario: &scenario,
+            cell: c,
+        }
+        .errored(
+            ErrorClass::Harness,
+            format!("the harness failed in this cell (a bug; please report it): {what}"),
+        )
+    }
+}
+
+/// Runs one cell to its record. Never panics on scenario content: anything that goes wrong is an
+/// errored record. `index` is the cell's place in the run (for progress events).
+pub async fn run_cell(shared: &Shared, c: &CellSpec, index: usize) -> RunRecord {
+    if shared.panic_cell == Some(index) {
+        panic!("test hook: cell {index} panics");
+    }
+    let started = Instant::now();
+    let s = &shared.scenarios[c.scenario];
+    let rec = CellRecord {
+        scenario: &s.id,
+        cell: c,
+    };
+    let window = shared
+        .windows
+        .get(&*c.model)
+        .copied()
+        .unwrap_or(crate::strategy::DEFAULT_CONTEXT_WINDOW);
+    let usable = crate::strategy::usable_context(window);
+    let key = super::matrix::handoff_key(&shared.windowed, &shared.windows, c);
+    let pk = PointKey {
+        scenario: c.scenario,
+        point: c.point.clone(),
+    };
+    let history_tokens = shared.history.get(&pk).copied().unwrap_or(0);
+    let (at, handoff, (rule_violations, upgrades), governed) =
+        match (shared.points.get(&pk), shared.handoffs.get(&key)) {
+            (
+                Some(at),
+                Some(Prepared::Ready {
+                    handoff,
+                    rule_violations,
+                    upgrades,
+                    governed,
+                }),
+            ) => (at, handoff.clone(), (rule_violations, upgrades), governed),
+            (_, Some(Prepared::Failed(e))) => {
+                return rec.errored(e.class, format!("building the handoff: {}", e.message));
+            }
+            _ => {
+                return rec.errored(
+                    ErrorClass::Harness,
+                    "no prepared state for this cell".into(),
+                );
+            }
+        };
+    // Governed delivery: lineage, the context report, the envelope and the adapter's receipt.
+    let mut gov_cell = None;
+    let handoff = match governed {
+        None => handoff,
+        Some(g) => match admit(shared, g, c, s, at, index) {
+            Ok(Admitted::Deliver(h, cell)) => {
+                gov_cell = Some(cell);
+                h
+            }
+            Ok(Admitted::Stop(cell)) => {
+                let why = Uncontinued::NotDelivered;
+                let mut r = rec.uncontinued(s, at, 0, history_tokens, started, why);
+                r.governed = Some(cell);
+                return r;
+            }
+            Err(message) => return rec.errored(ErrorClass::Harness, message),
+        },
+    };
+    let handoff = &handoff;
+    if handoff.tokens_at_restore > usable {
+        // The handoff cannot be delivered at all: a failed continuation, recorded as such —
+        // never cut to fit behind the strategy's back.
+        let why = Uncontinued::Overflow {
+            context_window: window,
+        };
+        let restore = handoff.tokens_at_restore;
+        let mut r = rec.uncontinued(s, at, restore, history_tokens, started, why);
+        r.governed = gov_cell;
+        return r;
+    }
+    // A live cell's wall-clock budget: (deadline, seconds).
+    let mut deadline: Option<(tokio::time::Instant, f64)> = None;
+    let mut dest: Box<dyn Destination> = if let Some(kind) = sim_kind(&c.model) {
+        Box::new(SimAgent::new(
+            kind,
+            s.clone(),
+            &at.interrupt,
+            handoff,
+            c.seed,
+            shared.attention,
+        ))
+    } else if let Some(client) = shared.live.get(&*c.model) {
+        deadline = Some((
+            tokio::time::Instant::now()
+                + std::time::Duration::from_secs_f64(
+                    client.config.cell_timeout_s.clamp(0.001, 1e7),
+                ),
+            client.config.cell_timeout_s,
+        ));
+        Box::new(LiveAgent::new(
+            client.clone(),
+            SYSTEM_PROMPT,
+            s,
+            handoff,
+            CallContext {
+                identity: c.identity(&s.id),
+                seed: c.seed,
+                cell: Some(index),
+            },
+            shared.step_budget,
+        ))
+    } else {
+        let message = format!("unknown destination `{}`", c.model);
+        return rec.errored(ErrorClass::Harness, message);
+    };
+    let mut cont = Continuation::new(at, handoff);
+
+    // Token accounting of a chat loop: every turn re-reads the whole context.
+    let mut context = shared.context.get(&key).copied().unwrap_or(0) + handoff.tokens_at_restore;
+    let mut total_tokens = 0u64;
+    let mut first_action_ms = None;
+    let mut last: Option<ActionResult> = None;
+    let mut steps = 0u32;
+    let mut actions = 0u32;
+    while steps < shared.step_budget {
+        let next = match deadline {
+            Some((at, _)) => tokio::time::timeout_at(at, dest.next_action(last.as_ref()))
+                .await
+                .ok(),
+            None => Some(dest.next_action(last.as_ref()).await),
+        };
+        let action = match next {
+            Some(Ok(Action::OutOfSteps)) => {
+                steps = actions + dest.steps_without_action();
+                break;
+            }
+            Some(Ok(a)) => a,
+            Some(Err(e)) => {
+                let steps = actions + dest.steps_without_action();
+                return rec.errored_after(e.class, e.message, dest.as_mut(), &started, steps);
+            }
+            None => {
+                let steps = actions + dest.steps_without_action();
+                let secs = deadline.map(|d| d.1).unwrap_or_default();
+                let message = format!(
+                    "model `{}`: the cell's wall-clock budget of {secs} s (cell_timeout_s) ran out after {steps} steps; the request in flight was abandoned",
+                    c.model
+                );
+                let class = ErrorClass::Budget;
+                return rec.errored_after(class, message, dest.as_mut(), &started, steps);
+            }
+        };
+        actions += 1;
+        steps = actions + dest.steps_without_action();
+        let action_tokens =
+            tokens::count_cached(&serde_json::to_string(&action).unwrap_or_default());
+        total_tokens += context + action_tokens;
+        if action.acts_on_world() {
+            first_action_ms.get_or_insert_with(|| dest.clock_ms(&started));
+        }
+        let Some(result) = cont.apply(&action) else {
+            break;
+        };
+        context += action_tokens + tokens::count_cached(&result.text);
+        last = Some(result);
+    }
+    let completion_ms = dest.clock_ms(&started);
+    let finish = cont.finish();
+    let run = Run {
+        scenario: s,
+        interrupt: &at.interrupt,
+        world: cont.world(),
+        finish,
+        degraded: cont.degraded(),
+        restore_tokens: handoff.tokens_at_restore,
+        total_tokens,
+        first_action_ms: first_action_ms.unwrap_or(completion_ms),
+        completion_ms,
+        steps,
+        step_budget_exhausted: finish.is_none(),
+    };
+    let report = dest.report();
+    let live = report.live;
+    let mut run = run;
+    if let Some(l) = &live {
+        // A live cell's cost is what the provider reported (or tiktoken counted).
+        run.total_tokens = l.input_tokens + l.output_tokens;
+    }
+    // Facts the handoff did not show, apart from those it showed and the distraction model made
+    // the destination miss: the first are the handoff's, the second the destination's.
+    let forgotten = report.forgotten.clone();
+    let not_shown: Vec<String> = report
+        .lost_facts
+        .into_iter()
+        .filter(|f| !forgotten.contains(f))
+        .collect();
+    let (metrics, mut diagnostics) = score::score(&run, not_shown, report.obeyed);
+    diagnostics.facts_forgotten = forgotten;
+    diagnostics.live = live;
+    let compaction = handoff.compaction.as_ref();
+    let mut metrics = metrics;
+    metrics.compaction_tokens = compaction
+        .map(|l| l.input_tokens + l.output_tokens)
+        .unwrap_or(0);
+    diagnostics.compaction = compaction.cloned();
+    diagnostics.provenance_upgrades = upgrades.clone();
+    diagnostics.checkpoint_checked = rule_violations.is_some();
+    diagnostics.checkpoint_rule_violations = rule_violations.clone().unwrap_or_default();
+    metrics.history_tokens = history_tokens;
+    metrics.compression_ratio = ratio(handoff.tokens_at_restore, history_tokens);
+    if gov_cell.as_ref().is_some_and(|g| g.held) {
+        // A held run's outcome cannot be accepted: responsibility for it is unknown.
+        metrics.task_success = false;
+    }
+    let mut r = rec.scored(metrics, diagnostics);
+    r.governed = gov_cell;
+    r
+}

@@ -1,0 +1,255 @@
+//! Executing a plan: workers on the process's runtime, the journal of finished cells, and
+//! `results.jsonl` in cell order whatever the scheduling.
+//!
+//! Owns: concurrency, the order records reach `results.jsonl`, and turning a panicking cell into
+//! an errored record. Must not: print (it emits [`RunEvent`]s) or build shared work (the plan
+//! did).
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::io::Write;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicUsize, Ordering};
+
+use super::cell::{self, run_cell};
+use super::error::io;
+use super::journal::{JOURNAL, Journal, in_cell_order, read_records, repair_tail, write_records};
+use super::{
+    CellId, Counts, Matrix, Plan, Reporter, RunConfig, RunError, RunEvent, RunRecord, Status,
+};
+use crate::destination::live::{LiveClient, RetryNotice};
+
+enum Msg {
+    Started(usize),
+    Finished(usize, Box<RunRecord>),
+    Retry(RetryNotice),
+}
+
+/// Runs the plan. Each finished cell goes to `OUT/journal.jsonl` at once; `OUT/results.jsonl`
+/// gets the records in cell order, and at the end holds every record (those `--resume` kept
+/// included) in cell order, and the journal is removed. Returns the number of records written by
+/// this call.
+///
+/// Every cell of the plan ends as a record: a cell that panics is an errored record
+/// (`error_class: harness`). With `resume`, a torn last line of `results.jsonl` or the journal is
+/// removed first ([`RunEvent::TornTail`]).
+pub fn execute(
+    cfg: &RunConfig,
+    plan: &Plan,
+    reporter: &mut dyn Reporter,
+) -> Result<usize, RunError> {
+    std::fs::create_dir_all(&cfg.out).map_err(io(&cfg.out))?;
+    let results = cfg.out.join("results.jsonl");
+    let journal = cfg.out.join(JOURNAL);
+    let mut previous: Vec<RunRecord> = Vec::new();
+    if cfg.resume {
+        // The records of the last run: results.jsonl, and the journal of cells that finished
+        // after its last in-order write (an interrupted run). A torn last line (a write cut
+        // short) is removed first.
+        for p in [&results, &journal] {
+            if p.exists() {
+                let bytes = repair_tail(p)?;
+                if bytes > 0 {
+                    reporter.event(RunEvent::TornTail { bytes });
+                }
+                previous.extend(read_records(p)?);
+            }
+        }
+        if cfg.rerun_errored {
+            previous.retain(|r| r.status == Status::Ok);
+        }
+        previous = in_cell_order(plan, previous);
+        write_records(&results, &previous)?;
+    } else if results.exists() {
+        std::fs::remove_file(&results).map_err(io(&results))?;
+    }
+    if journal.exists() {
+        std::fs::remove_file(&journal).map_err(io(&journal))?;
+    }
+    let done: BTreeSet<CellId> = previous.iter().map(RunRecord::id).collect();
+    // Indices into the lazy matrix, not copies of cells.
+    let cells: Arc<Matrix> = plan.cells.clone();
+    let todo: Vec<usize> = if done.is_empty() {
+        plan.selected.to_vec()
+    } else {
+        plan.selected
+            .iter()
+            .copied()
+            .filter(|&i| cells.id(i).is_some_and(|id| !done.contains(&id)))
+            .collect()
+    };
+    reporter.event(RunEvent::Planned {
+        total: todo.len(),
+        skipped: plan.selected.len() - todo.len(),
+    });
+    let mut file = std::io::BufWriter::new(
+        std::fs::OpenOptions::new()
+            .create(true)
+            .append(true)
+            .open(&results)
+            .map_err(io(&results))?,
+    );
+    let mut journal_file = Journal::open(&journal)?;
+
+    // Cells of live models mostly wait on the network: `concurrency` cells run at once on the
+    // process's runtime (one worker per core).
+    let runtime = crate::runtime::runtime().map_err(io(&cfg.out))?;
+    let next = Arc::new(AtomicUsize::new(0));
+    // Unbounded: a retry hook is a plain function and must not wait.
+    let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel::<Msg>();
+    // The hooks hold weak senders: the channel closes when the last worker ends, even if a
+    // worker ends without sending its record.
+    for client in plan.live.values() {
+        let weak = tx.downgrade();
+        let hook: crate::destination::live::RetryHook = Arc::new(move |n: RetryNotice| {
+            if let Some(tx) = weak.upgrade() {
+                let _ = tx.send(Msg::Retry(n));
+            }
+        });
+        client.set_retry_hook(Some(hook));
+    }
+    let todo_owned: Arc<Vec<usize>> = Arc::new(todo);
+    let total = todo_owned.len();
+    let shared = Arc::new(cell::Shared::new(plan, cfg));
+    let mut written = 0usize;
+    let mut write_err: Option<RunError> = None;
+    let mut counts = Counts {
+        total,
+        ..Counts::default()
+    };
+    // Only a resumed run needs its new records again (to merge them with the kept ones).
+    let keep_new = cfg.resume && !previous.is_empty();
+    let mut new_records: Vec<RunRecord> = Vec::new();
+    let live: Vec<Arc<LiveClient>> = plan.live.values().cloned().collect();
+    let retrying = || {
+        live.iter()
+            .map(|c| c.retrying.load(Ordering::Relaxed))
+            .sum::<u64>()
+    };
+    runtime.block_on(async {
+        for _ in 0..cfg.concurrency.max(1) {
+            let (tx, next, todo, shared, cells) = (
+                tx.clone(),
+                next.clone(),
+                todo_owned.clone(),
+                shared.clone(),
+                cells.clone(),
+            );
+            tokio::spawn(async move {
+                loop {
+                    let i = next.fetch_add(1, Ordering::Relaxed);
+                    let Some(&ci) = todo.get(i) else { break };
+                    if tx.send(Msg::Started(i)).is_err() {
+                        break;
+                    }
+                    let Some(spec) = cells.get(ci) else { break };
+                    // Each cell is its own task, so a panic in it is caught and recorded.
+                    let task = tokio::spawn({
+                        let (shared, spec) = (shared.clone(), spec.clone());
+                        async move { run_cell(&shared, &spec, ci).await }
+                    });
+                    let rec = match task.await {
+                        Ok(rec) => rec,
+                        Err(e) => {
+                            let payload: Box<dyn std::any::Any + Send> = if e.is_panic() {
+                                e.into_panic()
+                            } else {
+                                Box::new("the cell's task was cancelled")
+                            };
+                            shared.panicked(&spec, payload)
+                        }
+                    };
+                    if tx.send(Msg::Finished(i, Box::new(rec))).is_err() {
+                        break;
+                    }
+                }
+            });
+        }
+        drop(tx);
+        // Reorder into cell order so the file does not depend on scheduling.
+        let mut pending: BTreeMap<usize, (String, RunRecord)> = BTreeMap::new();
+        let mut expected = 0usize;
+        while counts.finished < total {
+            let Some(msg) = rx.recv().await else { break };
+            match msg {
+                Msg::Started(i) => {
+                    counts.in_flight += 1;
+                    counts.retrying = retrying();
+                    reporter.event(RunEvent::CellStarted {
+                        index: todo_owned[i],
+                        counts,
+                    });
+                }
+                Msg::Retry(n) => {
+                    counts.retries += 1;
+                    counts.retrying = retrying();
+                    reporter.event(RunEvent::Retrying { notice: &n, counts });
+                }
+                Msg::Finished(i, rec) => {
+                    // Durable first: the journal line is written before anything else happens.
+                    let mut line = crate::secrets::json_line(&rec);
+                    line.push('\n');
+                    if write_err.is_none()
+                        && let Err(e) = journal_file.append(line.as_bytes())
+                    {
+                        write_err = Some(RunError::Io {
+                            path: journal.clone(),
+                            source: e,
+                        });
+                    }
+                    counts.finished += 1;
+                    counts.in_flight = counts.in_flight.saturating_sub(1);
+                    if rec.status == Status::Errored {
+                        counts.errored += 1;
+                    }
+                    counts.retrying = retrying();
+                    reporter.event(RunEvent::CellFinished {
+                        index: todo_owned[i],
+                        record: &rec,
+                        counts,
+                    });
+                    pending.insert(i, (line, *rec));
+                    while let Some((line, rec)) = pending.remove(&expected) {
+                        expected += 1;
+                        if write_err.is_none() {
+                            if let Err(e) =
+                                file.write_all(line.as_bytes()).and_then(|_| file.flush())
+                            {
+                                write_err = Some(RunError::Io {
+                                    path: results.clone(),
+                                    source: e,
+                                });
+                            } else {
+                                written += 1;
+                            }
+                        }
+                        if keep_new {
+                            new_records.push(rec);
+                        }
+                    }
+                }
+            }
+        }
+    });
+    for client in plan.live.values() {
+        client.set_retry_hook(None);
+    }
+    if let Some(e) = write_err {
+        return Err(e);
+    }
+    // On disk before the journal goes: a power cut after this point loses no finished cell.
+    let file = file
+        .into_inner()
+        .map_err(|e| io(&results)(e.into_error()))?;
+    file.sync_all().map_err(io(&results))?;
+    drop(file);
+    journal_file.sync().map_err(io(&journal))?;
+    if keep_new {
+        previous.extend(new_records);
+        write_records(&results, &in_cell_order(plan, previous))?;
+    }
+    std::fs::remove_file(&journal).map_err(io(&journal))?;
+    debug_assert_eq!(written, total);
+    counts.retrying = 0;
+    reporter.event(RunEvent::RunFinished { written, counts });
+    Ok(written)
+}

@@ -1,0 +1,183 @@
+//! The run folder's files besides records: `manifest.json` (the configuration, digests and matrix
+//! order that make a run reproducible), `continuity.jsonl`, and the governed handoffs' artifacts
+//! and policies.
+//!
+//! Owns: what those files hold and that a resumed run matches its folder's manifest. Must not:
+//! write records (the journal and `execute` do).
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+
+use super::error::io;
+use super::journal::write_atomic;
+use super::prepare::Prepared;
+use super::{Plan, RunConfig, RunError, manifest};
+use crate::destination::live::ModelConfig;
+use crate::scenario;
+
+fn file_digest(path: &Path) -> String {
+    std::fs::read(path)
+        .map(|b| crate::world::sha256_digest(&b))
+        .unwrap_or_else(|_| "unreadable".into())
+}
+
+/// A live model as the manifest records it: name, endpoint and limits, never the key (only the
+/// name of its variable).
+fn live_model_entry(c: &ModelConfig) -> serde_json::Value {
+    serde_json::json!({
+        "name": c.name,
+        "model": c.model,
+        "base_url": c.display_url(),
+        "api_key_env": c.api_key_env,
+        "max_concurrency": c.max_concurrency,
+        "requests_per_minute": c.requests_per_minute,
+        "max_tokens": c.max_tokens_sent(),
+        "temperature": c.temperature,
+        "seed": c.seed,
+        "request_timeout_s": c.request_timeout_s,
+        "retries": c.retries,
+        "max_requests_per_cell": c.max_requests_per_cell,
+        "cell_timeout_s": c.cell_timeout_s,
+    })
+}
+
+/// The run's `manifest.json` (without its digest): configuration, scenario and strategy digests,
+/// versions, seed, cell counts and the matrix order.
+pub fn manifest_value(cfg: &RunConfig, plan: &Plan) -> serde_json::Value {
+    let mut scenario_digests = BTreeMap::new();
+    if let Ok(files) = scenario::scenario_files(&cfg.scenario_dir) {
+        for f in files {
+            scenario_digests.insert(f.display().to_string(), file_digest(&f));
+        }
+    }
+    let mut strategy_digests = BTreeMap::new();
+    for sub in [cfg.strategy_dir.clone(), cfg.strategy_dir.join("templates")] {
+        if let Ok(entries) = std::fs::read_dir(&sub) {
+            let mut files: Vec<PathBuf> = entries
+                .filter_map(|e| e.ok().map(|e| e.path()))
+                .filter(|p| p.is_file())
+                .collect();
+            files.sort();
+            for f in files {
+                strategy_digests.insert(f.display().to_string(), file_digest(&f));
+            }
+        }
+    }
+    // The interrupt points of each scenario in matrix order (`merge` restores cell order).
+    let interrupts: serde_json::Map<String, serde_json::Value> = plan
+        .scenarios
+        .iter()
+        .map(|s| {
+            (
+                s.id.clone(),
+                serde_json::json!(
+                    s.interrupts
+                        .iter()
+                        .map(|i| i.point.clone())
+                        .collect::<Vec<_>>()
+                ),
+            )
+        })
+        .collect();
+    let mut m = serde_json::json!({
+        "tool": "compaction-eval",
+        "version": env!("CARGO_PKG_VERSION"),
+        "seed": cfg.seed,
+        "config": cfg,
+        "cells": plan.selected.len(),
+        "matrix_cells": plan.cells.len(),
+        "scenarios": plan.scenarios.iter().map(|s| s.id.clone()).collect::<Vec<_>>(),
+        "scenario_scales": plan.scales.iter().map(|s| s.to_string()).collect::<Vec<_>>(),
+        "interrupts": interrupts,
+        "scenario_digests": scenario_digests,
+        "strategy_digests": strategy_digests,
+        "tokenizer": "o200k_base",
+        "live_models": plan.live_models.iter().map(live_model_entry).collect::<Vec<_>>(),
+    });
+    // A base URL may carry `user:password@`: the manifest shows it without.
+    if let Some(defs) = m["config"]["model_defs"].as_object_mut() {
+        for def in defs.values_mut() {
+            if let Some(url) = def["base_url"].as_str() {
+                def["base_url"] = crate::destination::live::redact_userinfo(url).into();
+            }
+        }
+    }
+    m
+}
+
+/// Writes `OUT/manifest.json` ([`manifest_value`] and a digest of it, so a report can be
+/// reproduced) and `OUT/continuity.jsonl`. With `--resume` on a folder that already holds
+/// records, the folder's manifest must describe the same run: otherwise nothing is written and
+/// the differing keys are named ([`RunError::ManifestMismatch`]).
+pub fn write_manifest(cfg: &RunConfig, plan: &Plan) -> Result<(), RunError> {
+    std::fs::create_dir_all(&cfg.out).map_err(io(&cfg.out))?;
+    let mut m = manifest_value(cfg, plan);
+    let path = cfg.out.join("manifest.json");
+    if cfg.resume && cfg.out.join("results.jsonl").is_file() && path.is_file() {
+        let text = std::fs::read_to_string(&path).map_err(io(&path))?;
+        let old: serde_json::Value =
+            serde_json::from_str(&text).map_err(|e| RunError::Corrupt {
+                path: path.clone(),
+                line: e.line(),
+                message: e.to_string(),
+            })?;
+        let keys = manifest::differences(&old, &m, &["matrix_cells"]);
+        if !keys.is_empty() {
+            return Err(RunError::ManifestMismatch { path, keys });
+        }
+    }
+    let digest = crate::world::sha256_digest(m.to_string().as_bytes());
+    m["digest"] = serde_json::Value::String(digest);
+    write_atomic(&path, &pretty(&m, "manifest.json")?)?;
+    // The continuity trace and required eval, one line per scenario × point × strategy: every cell
+    // of that triple starts from this handoff (records name it by the same three fields).
+    let path = cfg.out.join("continuity.jsonl");
+    let mut text = String::new();
+    for c in &plan.continuity {
+        text.push_str(&crate::secrets::json_line(c));
+        text.push('\n');
+    }
+    write_atomic(&path, text.as_bytes())?;
+    write_governed(cfg, plan)
+}
+
+/// The governed handoffs' documents and policies (seed 004), kept in the run folder:
+/// `artifacts/<digest>` (content-addressed: every document a governed cell of the run is
+/// delivered) and `policies/<policy digest>.json`, so `inspect-context
+/// OUT/policies/D.json --store OUT/artifacts` re-checks any cell's context from the folder.
+fn write_governed(cfg: &RunConfig, plan: &Plan) -> Result<(), RunError> {
+    let artifacts = cfg.out.join("artifacts");
+    let policies = cfg.out.join("policies");
+    for p in plan.handoffs.values() {
+        let Prepared::Ready {
+            governed: Some(g), ..
+        } = p
+        else {
+            continue;
+        };
+        let (Some(policy), Some(digest)) = (&g.policy, &g.policy_digest) else {
+            continue;
+        };
+        let mut docs: Vec<String> = policy.originals();
+        docs.extend(policy.summary.iter().map(|s| s.artifact_digest.clone()));
+        g.store
+            .export(&docs, &artifacts)
+            .map_err(|source| RunError::Store {
+                path: artifacts.clone(),
+                source,
+            })?;
+        std::fs::create_dir_all(&policies).map_err(io(&policies))?;
+        let path = policies.join(format!("{digest}.json"));
+        if !path.is_file() {
+            write_atomic(&path, &pretty(policy, "a governed policy")?)?;
+        }
+    }
+    Ok(())
+}
+
+/// `value` as pretty JSON; a value that cannot be serialised is the harness's failure, never an
+/// empty file.
+fn pretty<T: serde::Serialize + ?Sized>(value: &T, what: &str) -> Result<Vec<u8>, RunError> {
+    serde_json::to_vec_pretty(value)
+        .map_err(|e| RunError::Harness(format!("{what} could not be serialised: {e}")))
+}

@@ -1,0 +1,418 @@
+//! Planning a run: the named stages that turn a [`RunConfig`] into a [`Plan`].
+//!
+//! The stages, in order: the scenarios at their scales; the live clients and one set of strategy
+//! instances per usable context (with the probe); then, per scenario × interrupt point, its
+//! restore point, each strategy's handoff (built, restored, checked, wrapped for governed
+//! delivery) and its continuity row; last the matrix and the shard's cells. Owns: what is built
+//! once and shared by cells. Must not: run a cell or write a file.
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::sync::Arc;
+
+use super::clients::{self, Instances};
+use super::matrix::{CellSpec, HandoffKey, Matrix, PointKey, Unit, seed_scenario};
+use super::prepare::{Prepared, prepare};
+use super::{RunConfig, RunError};
+use crate::delivery::GovSpec;
+use crate::destination::live::{LiveClient, ModelConfig};
+use crate::destination::sim_kind;
+use crate::scenario::volume::{Scale, expand, volume_seed};
+use crate::scenario::{self, Scenario};
+use crate::state::RestorePoint;
+use crate::strategy::Registry;
+
+/// The scenarios of a run: every file's scenario and the benign variants of injection scenarios,
+/// filtered by id.
+pub fn select_scenarios(cfg: &RunConfig) -> Result<Vec<Arc<Scenario>>, RunError> {
+    let base = scenario::load_dir(&cfg.scenario_dir)?;
+    let mut all: Vec<Scenario> = Vec::new();
+    for s in base {
+        let benign = s.benign_variant();
+        all.push(s);
+        all.extend(benign);
+    }
+    if let Some(ids) = &cfg.scenarios {
+        for id in ids {
+            if !all.iter().any(|s| &s.id == id) {
+                return Err(RunError::Unknown {
+                    what: "scenario",
+                    id: id.clone(),
+                    known: all
+                        .iter()
+                        .map(|s| s.id.as_str())
+                        .collect::<Vec<_>>()
+                        .join(", "),
+                });
+            }
+        }
+        all.retain(|s| ids.contains(&s.id));
+    }
+    Ok(all.into_iter().map(Arc::new).collect())
+}
+
+/// Everything a run needs, built once.
+pub struct Plan {
+    /// The run's scenarios, each at one scale (the same scenario appears once per scale).
+    pub scenarios: Vec<Arc<Scenario>>,
+    /// The scale of each entry of `scenarios`.
+    pub scales: Vec<Scale>,
+    /// Full-history tokens (the unbounded transcript) at each restore point.
+    pub history: BTreeMap<PointKey, u64>,
+    /// Each destination's context window.
+    pub windows: BTreeMap<String, u64>,
+    /// Things the run's user should know (a scenario without volume runs at `base` only).
+    pub notes: Vec<String>,
+    /// The whole matrix (after `--limit`).
+    pub cells: Arc<Matrix>,
+    /// Indices of the matrix this run folder holds (every one, or the shard's).
+    pub selected: Arc<Vec<usize>>,
+    pub points: BTreeMap<PointKey, Arc<RestorePoint>>,
+    pub handoffs: BTreeMap<HandoffKey, Prepared>,
+    /// The seed-000 required eval per scenario × point × strategy.
+    pub continuity: Vec<crate::continuity::ContinuityEval>,
+    /// Live model clients by name.
+    pub live: BTreeMap<String, Arc<LiveClient>>,
+    /// Every live model of the run (destinations, then summarisers), as it runs.
+    pub live_models: Vec<ModelConfig>,
+    /// Tests only: the matrix index of a cell whose run panics, to prove that a panicking cell
+    /// becomes an errored record and loses no other (user input cannot make a cell panic).
+    #[doc(hidden)]
+    pub panic_cell: Option<usize>,
+    /// Tests only: the matrix index of a governed cell whose destination adapter returns a
+    /// missing or wrong receipt, to prove such a cell is held.
+    #[doc(hidden)]
+    pub receipt_fault: Option<(usize, ReceiptFault)>,
+    /// Strategies whose handoff depends on the destination's usable context (one handoff per
+    /// distinct usable context); every other strategy's handoff serves every destination.
+    pub windowed: BTreeSet<Arc<str>>,
+}
+
+impl Plan {
+    /// The key of the handoff a cell starts from: the one lookup of a cell's handoff.
+    pub fn handoff_key(&self, c: &CellSpec) -> HandoffKey {
+        super::matrix::handoff_key(&self.windowed, &self.windows, c)
+    }
+}
+
+/// Checks `--interrupts` against the scenarios' points.
+fn check_points(cfg: &RunConfig, scenarios: &[Arc<Scenario>]) -> Result<(), RunError> {
+    let Some(points) = &cfg.interrupts else {
+        return Ok(());
+    };
+    let known: BTreeSet<&str> = scenarios
+        .iter()
+        .flat_map(|s| s.interrupts.iter().map(|i| i.point.as_str()))
+        .collect();
+    for p in points {
+        if !known.contains(p.as_str()) {
+            return Err(RunError::Unknown {
+                what: "interrupt point",
+                id: p.clone(),
+                known: known.into_iter().collect::<Vec<_>>().join(", "),
+            });
+        }
+    }
+    Ok(())
+}
+
+/// The scenarios of the run at each of its scales: `(scenario at scale, scale)`. A scenario that
+/// declares no volume runs at `base` only (noted in `notes`).
+fn scaled_scenarios(
+    cfg: &RunConfig,
+    base: Vec<Arc<Scenario>>,
+    notes: &mut Vec<String>,
+) -> Result<Vec<(Arc<Scenario>, Scale)>, RunError> {
+    let mut scales = cfg.scales.clone();
+    if scales.is_empty() {
+        scales.push(Scale::Base);
+    }
+    let mut out: Vec<(Arc<Scenario>, Scale)> = Vec::new();
+    for s in base {
+        for &scale in &scales {
+            if scale == Scale::Base {
+                out.push((s.clone(), scale));
+                continue;
+            }
+            if s.volume.is_none() {
+                if !scales.contains(&Scale::Base)
+                    && !out.iter().any(|(x, sc)| x.id == s.id && *sc == Scale::Base)
+                {
+                    out.push((s.clone(), Scale::Base));
+                }
+                let note = format!(
+                    "scenario `{}` declares no volume: it runs at scale base only",
+                    s.id
+                );
+                if !notes.contains(&note) {
+                    notes.push(note);
+                }
+                continue;
+            }
+            let x = expand(&s, scale, volume_seed(cfg.seed, &s.id, scale)).map_err(|p| {
+                RunError::Volume {
+                    scenario: s.id.clone(),
+                    scale: scale.to_string(),
+                    problems: p.iter().map(|p| p.to_string()).collect(),
+                }
+            })?;
+            out.push((Arc::new(x), scale));
+        }
+    }
+    Ok(out)
+}
+
+/// Each destination's context window: a live model's own, `--context-window` or the default for
+/// simulated ones.
+fn windows(cfg: &RunConfig) -> BTreeMap<String, u64> {
+    cfg.models
+        .iter()
+        .map(|m| {
+            let w = match clients::live_model(cfg, m) {
+                Some(mc) if sim_kind(m).is_none() => mc.window(),
+                _ => cfg
+                    .context_window
+                    .unwrap_or(crate::strategy::DEFAULT_CONTEXT_WINDOW),
+            };
+            (m.clone(), w)
+        })
+        .collect()
+}
+
+/// Expands the matrix and builds the shared restore points and handoffs, stage by stage.
+pub fn plan(cfg: &RunConfig) -> Result<Plan, RunError> {
+    clients::load_secrets(cfg);
+    let mut notes = Vec::new();
+    let scaled = scaled_scenarios(cfg, select_scenarios(cfg)?, &mut notes)?;
+    let registry = Registry::load(&cfg.strategy_dir)?.with_seed(cfg.seed);
+    let cache = clients::cache(cfg);
+    let live = clients::live_clients(cfg, &cache)?;
+    let scenarios: Vec<Arc<Scenario>> = scaled.iter().map(|(s, _)| s.clone()).collect();
+    check_points(cfg, &scenarios)?;
+    let windows = windows(cfg);
+    let instances = clients::instances(cfg, &registry, &live, &cache, &windows)?;
+    let mut shared = Shared::new(cfg, &registry, &instances)?;
+    'scenarios: for (si, (s, scale)) in scaled.iter().enumerate() {
+        for it in &s.interrupts {
+            if cfg
+                .interrupts
+                .as_ref()
+                .is_some_and(|p| !p.contains(&it.point))
+            {
+                continue;
+            }
+            if shared.full() {
+                break 'scenarios;
+            }
+            shared.interrupt_point(si, s, *scale, &it.point)?;
+        }
+    }
+    let cells = shared.matrix(cfg);
+    let selected = select_cells(cfg, &cells);
+    Ok(Plan {
+        scales: scaled.iter().map(|(_, sc)| *sc).collect(),
+        scenarios,
+        history: shared.history,
+        windows,
+        notes,
+        cells: Arc::new(cells),
+        selected: Arc::new(selected),
+        points: shared.points,
+        handoffs: shared.handoffs,
+        continuity: shared.continuity,
+        live,
+        live_models: instances.live_models.clone(),
+        panic_cell: None,
+        receipt_fault: None,
+        windowed: shared.windowed,
+    })
+}
+
+/// The matrix indices a run folder holds: every one, or the shard's.
+fn select_cells(cfg: &RunConfig, cells: &Matrix) -> Vec<usize> {
+    match cfg.shard {
+        None => (0..cells.len()).collect(),
+        Some(sh) => (0..cells.len())
+            .filter(|&i| cells.id(i).is_some_and(|id| sh.holds(&id)))
+            .collect(),
+    }
+}
+
+/// What the plan builds once and cells share, as it grows point by point (in matrix order: the
+/// cells of a unit are its models × repetitions, so `--limit` stops building where the matrix
+/// is cut).
+struct Shared<'a> {
+    registry: &'a Registry,
+    instances: &'a Instances,
+    /// Each run strategy's governed spec (`gov:X`) and whether its handoff depends on the window.
+    strategies: Vec<(Arc<str>, Option<GovSpec>, bool)>,
+    points: BTreeMap<PointKey, Arc<RestorePoint>>,
+    history: BTreeMap<PointKey, u64>,
+    handoffs: BTreeMap<HandoffKey, Prepared>,
+    continuity: Vec<crate::continuity::ContinuityEval>,
+    windowed: BTreeSet<Arc<str>>,
+    units: Vec<Unit>,
+    models: Vec<Arc<str>>,
+    per_unit: u64,
+    total: u64,
+    limit: u64,
+}
+
+impl<'a> Shared<'a> {
+    fn new(
+        cfg: &'a RunConfig,
+        registry: &'a Registry,
+        instances: &'a Instances,
+    ) -> Result<Shared<'a>, RunError> {
+        let mut strategies = Vec::new();
+        let mut windowed = BTreeSet::new();
+        for id in &cfg.strategies {
+            let gov = GovSpec::parse(id).transpose().map_err(RunError::Usage)?;
+            let depends = registry.depends_on_window(&clients::build_id(id)?);
+            let id: Arc<str> = Arc::from(id.as_str());
+            if depends {
+                windowed.insert(id.clone());
+            }
+            strategies.push((id, gov, depends));
+        }
+        let models: Vec<Arc<str>> = cfg.models.iter().map(|m| Arc::from(m.as_str())).collect();
+        Ok(Shared {
+            registry,
+            instances,
+            strategies,
+            points: BTreeMap::new(),
+            history: BTreeMap::new(),
+            handoffs: BTreeMap::new(),
+            continuity: Vec::new(),
+            windowed,
+            per_unit: (models.len() as u64).saturating_mul(u64::from(cfg.reps)),
+            models,
+            units: Vec::new(),
+            total: 0,
+            limit: cfg.limit.map(|l| l as u64).unwrap_or(u64::MAX),
+        })
+    }
+
+    /// Whether `--limit` is reached.
+    fn full(&self) -> bool {
+        self.total >= self.limit
+    }
+
+    /// One interrupt point: its restore point, each strategy's handoffs and continuity row, and
+    /// its units of the matrix.
+    fn interrupt_point(
+        &mut self,
+        si: usize,
+        s: &Arc<Scenario>,
+        scale: Scale,
+        point: &str,
+    ) -> Result<(), RunError> {
+        let at = Arc::new(
+            RestorePoint::build(s.clone(), point).map_err(crate::strategy::StrategyError::from)?,
+        );
+        let full_history: String = at
+            .state
+            .events
+            .iter()
+            .map(|e| e.text.as_str())
+            .collect::<Vec<_>>()
+            .join("\n");
+        let point: Arc<str> = Arc::from(point);
+        let scenario_id: Arc<str> = Arc::from(s.id.as_str());
+        let seed_id: Arc<str> = Arc::from(seed_scenario(&s.id, scale).as_str());
+        for sti in 0..self.strategies.len() {
+            if self.full() {
+                break;
+            }
+            self.handoffs_of(si, sti, &at, &point, scale, &full_history)?;
+            self.units.push(Unit {
+                scenario: si,
+                scenario_id: scenario_id.clone(),
+                scale,
+                seed_id: seed_id.clone(),
+                point: point.clone(),
+                strategy: self.strategies[sti].0.clone(),
+            });
+            self.total = self.total.saturating_add(self.per_unit);
+        }
+        let pk = PointKey {
+            scenario: si,
+            point,
+        };
+        self.history
+            .insert(pk.clone(), crate::strategy::full_history_tokens(&at.state));
+        self.points.insert(pk, at);
+        Ok(())
+    }
+
+    /// One strategy's handoffs at a restore point: one per usable context if it depends on the
+    /// window, else one; each wrapped for governed delivery (`gov:X`), with its continuity row.
+    fn handoffs_of(
+        &mut self,
+        si: usize,
+        sti: usize,
+        at: &Arc<RestorePoint>,
+        point: &Arc<str>,
+        scale: Scale,
+        full_history: &str,
+    ) -> Result<(), RunError> {
+        let (strategy, gov, depends) = self.strategies[sti].clone();
+        let largest = self.instances.by_budget.last().map(|(b, _)| *b);
+        for (b, insts) in &self.instances.by_budget {
+            let key = HandoffKey {
+                scenario: si,
+                point: point.clone(),
+                strategy: strategy.clone(),
+                window: depends.then_some(*b),
+            };
+            if self.handoffs.contains_key(&key) {
+                continue;
+            }
+            let mut prepared = prepare(self.registry, insts[sti].as_ref(), at)?;
+            if let (
+                Some(g),
+                Prepared::Ready {
+                    handoff, governed, ..
+                },
+            ) = (&gov, &mut prepared)
+            {
+                let wrapped = crate::delivery::prepare(at, g, handoff.clone())?;
+                *handoff = wrapped.delivered.clone();
+                *governed = Some(Arc::new(wrapped));
+            }
+            // One continuity line per scenario × scale × point × strategy: for a window-bounded
+            // strategy, the handoff for the largest window.
+            if let Prepared::Ready { handoff, .. } = &prepared
+                && (!depends || Some(*b) == largest)
+            {
+                let mut c = crate::continuity::evaluate(at, handoff, full_history);
+                c.scale = scale.to_string();
+                self.continuity.push(c);
+            }
+            self.handoffs.insert(key, prepared);
+        }
+        Ok(())
+    }
+
+    /// The matrix of the units built (after `--limit`).
+    fn matrix(&mut self, cfg: &RunConfig) -> Matrix {
+        let len = self.total.min(self.limit).min(usize::MAX as u64) as usize;
+        Matrix {
+            units: std::mem::take(&mut self.units),
+            models: self.models.clone(),
+            reps: u64::from(cfg.reps.max(1)),
+            seed: cfg.seed,
+            len: if self.per_unit == 0 { 0 } else { len },
+        }
+    }
+}
+
+/// Tests only: how the destination adapter of one cell misbehaves, to prove that a missing or
+/// wrong receipt holds the cell (nothing a user supplies can make an adapter do this).
+#[doc(hidden)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ReceiptFault {
+    /// The adapter returns no receipt.
+    Missing,
+    /// The adapter received altered bytes (its receipt then differs).
+    Altered,
+}
