@@ -32,6 +32,9 @@ pub enum Error {
     Tau(#[from] crate::tau::TauError),
     #[error("{0}")]
     Usage(String),
+    /// A configuration file or model table that cannot work.
+    #[error("{0}")]
+    Config(String),
 }
 
 impl Error {
@@ -59,6 +62,7 @@ impl Error {
                 _ => exit::USAGE,
             },
             Error::Report(e) => report_code(e),
+            Error::Config(_) => exit::CONFIG,
             _ => exit::USAGE,
         }
     }

@@ -24,10 +24,16 @@ Model specs (--models, comma-separated):
 
 Exit codes:
   0 the run is complete and no more cells errored than --max-errored-fraction allows
-  2 unusable input: bad arguments, an invalid scenario or strategy file, an unwritable folder
+  1 a scenario file is invalid (each problem is listed with its file and field)
+  2 unusable input: bad arguments, unknown ids, a missing file or folder, a corrupt strategy
+    file or run folder
   5 incomplete: results.jsonl lacks cells of the matrix (run again with --resume)
   6 more cells errored than --max-errored-fraction allows (the reports are written)
   7 a live model failed its probe before the first cell (key, URL or model): no cell ran
+  8 a configuration that cannot work: a [model.NAME] table, a summariser naming no model
+  9 the file system failed (a full disk, permissions); what was written stays whole
+ 10 a report could not be rendered; the records are intact (`report DIR` renders again)
+ 11 the harness failed: a bug, please report it
 ";
 
 // Parsed once per process: the size of the largest variant (`run`'s many flags) costs nothing.

@@ -248,7 +248,7 @@ fn config(dir: &Path, a: RunArgs) -> Result<(RunConfig, f64), Error> {
             let text = std::fs::read_to_string(path)
                 .map_err(|e| Error::Usage(format!("{}: cannot read: {e}", path.display())))?;
             let file: RunArgs = toml::from_str(&text)
-                .map_err(|e| Error::Usage(format!("{}: {e}", path.display())))?;
+                .map_err(|e| Error::Config(format!("{}: {e}", path.display())))?;
             a.or(file)
         }
         None => a,
@@ -332,11 +332,11 @@ fn config(dir: &Path, a: RunArgs) -> Result<(RunConfig, f64), Error> {
     }
     for (name, m) in &cfg.model_defs {
         m.check_durations()
-            .map_err(|e| Error::Usage(format!("model `{name}`: {e}")))?;
+            .map_err(|e| Error::Config(format!("model `{name}`: {e}")))?;
     }
     for (name, m) in &cfg.model_defs {
         let bad =
-            |field: &str, why: &str| Err(Error::Usage(format!("[model.{name}] {field}: {why}")));
+            |field: &str, why: &str| Err(Error::Config(format!("[model.{name}] {field}: {why}")));
         if !(m.request_timeout_s > 0.0 && m.request_timeout_s.is_finite()) {
             return bad("request_timeout_s", "must be a positive number of seconds");
         }
