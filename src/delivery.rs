@@ -29,6 +29,34 @@ pub const DEFAULT_MAX_BYTES: u64 = 32_768;
 pub const SOURCE_EPOCH: u64 = 0;
 pub const RESTORE_EPOCH: u64 = 1;
 
+/// What is wrong with a governed strategy id (`gov:X`, `gov@N:X`) or a `--governed-max-bytes`
+/// budget.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum GovSpecError {
+    #[error("`{id}`: a governed id is `gov:STRATEGY` or `gov@MAX_BYTES:STRATEGY`")]
+    Form { id: String },
+    #[error("`{id}`: name the wrapped strategy after `:`")]
+    NoInner { id: String },
+    #[error("`{id}`: a governed strategy cannot wrap another governed one")]
+    Nested { id: String },
+    #[error("`{id}`: maxBytes must be an integer from 1 to 32768, not `{value}`")]
+    MaxBytes { id: String, value: String },
+    #[error("--governed-max-bytes: maxBytes must be from 1 to 32768, not {0}")]
+    SweepBudget(u64),
+    /// `sweep`'s wording of a bad id among the run's strategies.
+    #[error("strategy {0}")]
+    Strategy(Box<GovSpecError>),
+}
+
+/// Why the destination's adapter could not take a governed context envelope.
+#[derive(Debug, thiserror::Error)]
+pub enum ReceiveError {
+    #[error("the context envelope does not parse: {0}")]
+    Parse(#[source] serde_json::Error),
+    #[error(transparent)]
+    Decode(#[from] governed::EnvelopeError),
+}
+
 /// A governed strategy id: `gov:X` (budget [`DEFAULT_MAX_BYTES`]) or `gov@N:X`.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct GovSpec {
@@ -39,7 +67,7 @@ pub struct GovSpec {
 
 impl GovSpec {
     /// `None` when `id` is not a governed id; an error names what is wrong with one that is.
-    pub fn parse(id: &str) -> Option<Result<GovSpec, String>> {
+    pub fn parse(id: &str) -> Option<Result<GovSpec, GovSpecError>> {
         let rest = id.strip_prefix("gov")?;
         let (budget, inner) = if let Some(r) = rest.strip_prefix(':') {
             (None, r)
@@ -47,30 +75,27 @@ impl GovSpec {
             match r.split_once(':') {
                 Some((n, inner)) => (Some(n), inner),
                 None => {
-                    return Some(Err(format!(
-                        "`{id}`: a governed id is `gov:STRATEGY` or `gov@MAX_BYTES:STRATEGY`"
-                    )));
+                    return Some(Err(GovSpecError::Form { id: id.into() }));
                 }
             }
         } else {
             return None;
         };
         if inner.is_empty() {
-            return Some(Err(format!("`{id}`: name the wrapped strategy after `:`")));
+            return Some(Err(GovSpecError::NoInner { id: id.into() }));
         }
         if GovSpec::parse(inner).is_some() {
-            return Some(Err(format!(
-                "`{id}`: a governed strategy cannot wrap another governed one"
-            )));
+            return Some(Err(GovSpecError::Nested { id: id.into() }));
         }
         let max_bytes = match budget {
             None => DEFAULT_MAX_BYTES,
             Some(n) => match n.parse::<u64>() {
                 Ok(v) if (1..=32_768).contains(&v) => v,
                 _ => {
-                    return Some(Err(format!(
-                        "`{id}`: maxBytes must be an integer from 1 to 32768, not `{n}`"
-                    )));
+                    return Some(Err(GovSpecError::MaxBytes {
+                        id: id.into(),
+                        value: n.into(),
+                    }));
                 }
             },
         };
@@ -329,18 +354,14 @@ pub fn admit(
     destination: &str,
     started_at: &str,
     restored_at: &str,
-) -> Result<Admission, String> {
+) -> Result<Admission, governed::LineageError> {
     let digest = g.policy_digest.clone().unwrap_or_default();
     let mut lineage = Lineage::fresh(task, source_agent, &g.identity.task, &digest, started_at);
     let before_resume =
         governed::context_report(g.policy.as_ref(), &g.store, Some(&lineage), RESTORE_EPOCH);
-    lineage
-        .cold_resume(RESTORE_EPOCH, source_agent, restored_at)
-        .map_err(|e| e.to_string())?;
+    lineage.cold_resume(RESTORE_EPOCH, source_agent, restored_at)?;
     if destination != source_agent {
-        lineage
-            .replace(RESTORE_EPOCH, destination, restored_at)
-            .map_err(|e| e.to_string())?;
+        lineage.replace(RESTORE_EPOCH, destination, restored_at)?;
     }
     let report =
         governed::context_report(g.policy.as_ref(), &g.store, Some(&lineage), RESTORE_EPOCH);
@@ -368,11 +389,10 @@ pub struct Received {
 
 /// The adapter: parses the envelope it received as bytes, computes the receipt over exactly
 /// that envelope, checks each document against its digest, and renders them for the destination.
-pub fn receive(bytes: &[u8], inner_strategy: &str, id: &str) -> Result<Received, String> {
-    let env: ContextEnvelope = serde_json::from_slice(bytes)
-        .map_err(|e| format!("the context envelope does not parse: {e}"))?;
+pub fn receive(bytes: &[u8], inner_strategy: &str, id: &str) -> Result<Received, ReceiveError> {
+    let env: ContextEnvelope = serde_json::from_slice(bytes).map_err(ReceiveError::Parse)?;
     let receipt = governed::envelope_digest(&env);
-    let docs = env.decode_bytes().map_err(|e| e.to_string())?;
+    let docs = env.decode_bytes()?;
     let named = |d: Vec<(String, String, Vec<u8>)>| {
         d.into_iter()
             .map(|(name, _, b)| (name, b))
@@ -397,7 +417,7 @@ pub fn receive(bytes: &[u8], inner_strategy: &str, id: &str) -> Result<Received,
 /// `--governed-max-bytes`: each `gov:X` (or `gov@N:X`) of `ids` once per budget, as
 /// [`GovSpec::id`] names it; other ids unchanged, order kept, duplicates dropped. An empty
 /// `budgets` leaves `ids` as they are.
-pub fn sweep(ids: &[String], budgets: &[u64]) -> Result<Vec<String>, String> {
+pub fn sweep(ids: &[String], budgets: &[u64]) -> Result<Vec<String>, GovSpecError> {
     let mut out: Vec<String> = Vec::new();
     let mut push = |id: String| {
         if !out.contains(&id) {
@@ -407,14 +427,12 @@ pub fn sweep(ids: &[String], budgets: &[u64]) -> Result<Vec<String>, String> {
     for id in ids {
         match GovSpec::parse(id) {
             None => push(id.clone()),
-            Some(Err(e)) => return Err(format!("strategy {e}")),
+            Some(Err(e)) => return Err(GovSpecError::Strategy(Box::new(e))),
             Some(Ok(g)) if budgets.is_empty() => push(g.id()),
             Some(Ok(g)) => {
                 for &b in budgets {
                     if !(1..=32_768).contains(&b) {
-                        return Err(format!(
-                            "--governed-max-bytes: maxBytes must be from 1 to 32768, not {b}"
-                        ));
+                        return Err(GovSpecError::SweepBudget(b));
                     }
                     push(
                         GovSpec {

@@ -211,11 +211,9 @@ fn the_budget_sweep_names_each_budget_once() {
         delivery::sweep(&ids, &[100, 32768]).expect("sweep"),
         ["A", "gov@100:C", "gov:C", "gov@100:B", "gov:B"]
     );
-    assert!(
-        delivery::sweep(&ids, &[0])
-            .unwrap_err()
-            .contains("1 to 32768")
-    );
+    let e = delivery::sweep(&ids, &[0]).unwrap_err();
+    assert_eq!(e, delivery::GovSpecError::SweepBudget(0));
+    assert!(e.to_string().contains("1 to 32768"), "{e}");
     for bad in ["gov@0:C", "gov@x:C", "gov:", "gov:gov:C", "gov@12"] {
         assert!(
             GovSpec::parse(bad).is_some_and(|r| r.is_err()),

@@ -167,7 +167,7 @@ pub(super) fn build_id(id: &str) -> Result<String, RunError> {
     match GovSpec::parse(id) {
         None => Ok(id.to_string()),
         Some(Ok(g)) => Ok(g.inner),
-        Some(Err(e)) => Err(RunError::Usage(format!("strategy {e}"))),
+        Some(Err(e)) => Err(crate::delivery::GovSpecError::Strategy(Box::new(e)).into()),
     }
 }
 

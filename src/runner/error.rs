@@ -58,6 +58,9 @@ pub enum RunError {
         #[source]
         source: crate::governed::StoreError,
     },
+    /// A malformed governed strategy id.
+    #[error(transparent)]
+    GovSpec(#[from] crate::delivery::GovSpecError),
     /// A scenario's governed context gives no valid delivery (seed 004).
     #[error(transparent)]
     Delivery(#[from] crate::delivery::DeliveryError),

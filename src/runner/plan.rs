@@ -266,7 +266,7 @@ impl<'a> Shared<'a> {
         let mut strategies = Vec::new();
         let mut windowed = BTreeSet::new();
         for id in &cfg.strategies {
-            let gov = GovSpec::parse(id).transpose().map_err(RunError::Usage)?;
+            let gov = GovSpec::parse(id).transpose()?;
             let depends = registry.depends_on_window(&clients::build_id(id)?);
             let id: Arc<str> = Arc::from(id.as_str());
             if depends {

@@ -71,7 +71,7 @@ pub fn report(dir: &Path, args: &ContextReportArgs) -> Result<i32, Error> {
         &scenario.world.clock,
         &at.world.clock().to_string(),
     )
-    .map_err(Error::Usage)?;
+    .map_err(|e| Error::Usage(format!("governed lineage: {e}")))?;
     let doc = json!({
         "scenario": scenario.id,
         "interrupt": args.interrupt,

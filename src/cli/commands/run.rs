@@ -269,7 +269,7 @@ fn config(dir: &Path, a: RunArgs) -> Result<(RunConfig, f64), Error> {
             &a.strategies.unwrap_or(d.strategies),
             a.governed_max_bytes.as_deref().unwrap_or(&[]),
         )
-        .map_err(Error::Usage)?,
+        .map_err(|e| Error::Usage(e.to_string()))?,
         source_model: a.source_model,
         models: a.models.unwrap_or(d.models),
         reps: a.reps.unwrap_or(d.reps),
