@@ -70,8 +70,8 @@ pub struct Shard {
 
 impl Shard {
     /// Parses `K/N` (1 ≤ K ≤ N).
-    pub fn parse(text: &str) -> Result<Shard, String> {
-        let bad = || format!("`shard` must be K/N with 1 ≤ K ≤ N (e.g. 2/8), not `{text}`");
+    pub fn parse(text: &str) -> Result<Shard, ShardError> {
+        let bad = || ShardError(text.to_string());
         let (k, n) = text.split_once('/').ok_or_else(bad)?;
         let (index, count) = (
             k.trim().parse::<u32>().map_err(|_| bad())?,
@@ -91,6 +91,11 @@ impl Shard {
         u64::from_le_bytes(b) % u64::from(self.count) == u64::from(self.index - 1)
     }
 }
+
+/// A `--shard` value that is not `K/N` with 1 ≤ K ≤ N.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("`shard` must be K/N with 1 ≤ K ≤ N (e.g. 2/8), not `{0}`")]
+pub struct ShardError(pub String);
 
 impl std::fmt::Display for Shard {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {

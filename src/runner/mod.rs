@@ -33,7 +33,7 @@ mod prepare;
 pub use crate::record::{CellId, RecordError, RunRecord, Status};
 pub use cell::run_cell;
 pub use clients::{live_model, load_secrets, preflight};
-pub use config::{RunConfig, Shard};
+pub use config::{RunConfig, Shard, ShardError};
 pub use error::RunError;
 pub use events::{Counts, Reporter, RunEvent, Silent};
 pub use execute::execute;

@@ -304,7 +304,7 @@ fn config(dir: &Path, a: RunArgs) -> Result<(RunConfig, f64), Error> {
             .as_deref()
             .map(crate::runner::Shard::parse)
             .transpose()
-            .map_err(Error::Usage)?,
+            .map_err(|e| Error::Usage(e.to_string()))?,
     };
     if cfg
         .context_window

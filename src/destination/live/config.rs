@@ -144,20 +144,33 @@ impl ModelConfig {
 
     /// Checks the duration fields (`request_timeout_s`, `backoff_s`): finite, `request_timeout_s`
     /// above 0 and `backoff_s` at least 0. The error names the key.
-    pub fn check_durations(&self) -> Result<(), String> {
+    pub fn check_durations(&self) -> Result<(), DurationError> {
         for (key, v, zero_ok) in [
             ("request_timeout_s", self.request_timeout_s, false),
             ("backoff_s", self.backoff_s, true),
         ] {
             if !v.is_finite() || v < 0.0 || (!zero_ok && v == 0.0) || v > 1e6 {
-                return Err(format!(
-                    "`{key}` must be a finite number of seconds {} (and at most 1000000), not {v}",
-                    if zero_ok { "of at least 0" } else { "above 0" }
-                ));
+                return Err(DurationError {
+                    key,
+                    value: v,
+                    zero_ok,
+                });
             }
         }
         Ok(())
     }
+}
+
+/// A duration field of a model table out of range: the key, its value and whether 0 is allowed.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+#[error(
+    "`{key}` must be a finite number of seconds {} (and at most 1000000), not {value}",
+    if *zero_ok { "of at least 0" } else { "above 0" }
+)]
+pub struct DurationError {
+    pub key: &'static str,
+    pub value: f64,
+    pub zero_ok: bool,
 }
 
 /// Published context windows of common models, matched on the model name's start (case

@@ -20,6 +20,6 @@ pub use agent::{LiveAgent, NUDGE, tool_definitions, wire_message};
 pub use cache::{Cache, canonical};
 pub use client::{CallContext, LiveClient, RetryHook, RetryNotice, classify, error_text, redact};
 pub use config::{
-    DEFAULT_CELL_TIMEOUT_S, DEFAULT_MAX_REQUESTS_PER_CELL, DEFAULT_MAX_TOKENS, ModelConfig,
-    redact_userinfo,
+    DEFAULT_CELL_TIMEOUT_S, DEFAULT_MAX_REQUESTS_PER_CELL, DEFAULT_MAX_TOKENS, DurationError,
+    ModelConfig, redact_userinfo,
 };
