@@ -836,7 +836,7 @@ fn the_checker_expands_groups_and_resolves_re_exports() {
             .collect()
     };
     // `super::` paths count: validation uses the authoring checks through `super::lint`.
-    let validate = targets("scenario/validate.rs");
+    let validate = targets("scenario/validate/mod.rs");
     assert!(
         validate.contains(Path::new("scenario/lint.rs")),
         "{validate:?}"
