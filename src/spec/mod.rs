@@ -1,15 +1,35 @@
-//! The scenario format: the serde types `scenarios/*.yaml` parse into (`types.rs`) and the
-//! accessors every later stage reads them through (interrupt points, facts at a point, the
-//! resource a source event read, the benign variant of an injection scenario).
+//! The scenario format: the serde types `scenarios/*.yaml` parse into and the accessors every
+//! later stage reads them through (interrupt points, facts at a point, the resource a source event
+//! read, the benign variant of an injection scenario).
 //!
 //! Owns: the *shape* of a scenario. It sits below the world, which simulates a scenario's world
 //! from these types. Must not: read files, validate, replay a run or touch a world (loading and
 //! validation by replay are [`crate::scenario`], above the world).
+//!
+//! The types, by the part of the file they describe: `scenario` (the document, its governed
+//! fields, context declaration and injection), `world` (clock, records, resources, approvals,
+//! tools, the simulated user), `volume` (the declared volume sources), `events` (the reference
+//! run), `interrupts` (points, perturbations, continuations, recovery) and `facts` (facts,
+//! detectors, edits, forbidden actions, predicates). No I/O and no validation beyond what serde
+//! does (`deny_unknown_fields` everywhere, so a misspelt key is an error, never a silent default);
+//! cross-references and replay checks live in [`crate::scenario`] (`validate/`). The JSON Schema
+//! shipped next to the scenarios is generated from these types (`compaction-eval scenarios
+//! schema`), so every doc comment on them is also what an editor shows a scenario author.
 
-mod types;
+mod events;
+mod facts;
+mod interrupts;
+mod scenario;
+mod volume;
+mod world;
 
 pub use crate::vocab::{ApprovalStatus, FinishStatus, Object};
-pub use types::*;
+pub use events::*;
+pub use facts::*;
+pub use interrupts::*;
+pub use scenario::*;
+pub use volume::*;
+pub use world::*;
 
 /// Suffix of a benign variant's id.
 pub const BENIGN_SUFFIX: &str = "@benign";

@@ -3,7 +3,7 @@
 use serde_json::json;
 
 use super::*;
-use crate::scenario::{Object, Predicate};
+use crate::scenario::{EffectKind, Fault, Object, Predicate};
 
 fn scenario() -> Scenario {
     let yaml = r#"

@@ -1,0 +1,59 @@
+//! The verdict on one span: whether it marks what it holds as not to be followed, and whether a
+//! statement is attributed to an outside source or is the agent's or user's own. It reads the span
+//! it is given and looks nowhere else.
+
+use crate::text::fold_case;
+
+use super::Presentation;
+use super::lexicon::{
+    FLAG_MARKERS, MARKERS, OWN_WORDS, REPORTING, SOURCE_KEYS, SOURCE_WORDS, has_any,
+    own_attribution,
+};
+use super::spans::quote_around;
+
+/// Whether a span marks what it holds as not to be followed; quoted words that contain the
+/// position (the outside source's own words) do not count.
+pub(super) fn marked(span: &str, rel: usize) -> bool {
+    let mut lower = fold_case(span);
+    if lower.len() == span.len()
+        && let Some((a, b)) = quote_around(span, rel)
+    {
+        lower.replace_range(a..b, &" ".repeat(b - a));
+    }
+    has_any(&lower, &MARKERS) || has_any(&lower, &FLAG_MARKERS)
+}
+
+/// A statement span: quoted and attributed to an outside source, or the agent's / user's own.
+pub(super) fn classify_statement(
+    span: &str,
+    rel: usize,
+    context: &str,
+    structured: bool,
+) -> Presentation {
+    let lower = fold_case(span);
+    let before = &lower[..rel.min(lower.len())];
+    // In JSON and YAML, quotation marks are syntax; quotation is said with keys (`source`, `said`).
+    let quoted = !structured && quote_around(span, rel).is_some();
+    let first = |words: &[&str]| words.iter().filter_map(|w| before.find(w)).min();
+    // Who the statement is attributed to is who it names first: "The user asked us to also email
+    // …" is the user's, "The supplier's email says the user wants …" the supplier's.
+    let (own_at, source_at) = (first(&OWN_WORDS), first(&SOURCE_WORDS));
+    let own = own_attribution(context) || own_at.is_some_and(|o| source_at.is_none_or(|s| o < s));
+    let source_before = source_at.is_some() && !own;
+    let reported = REPORTING.iter().any(|v| before.contains(v));
+    let keyed = has_any(&lower, &SOURCE_KEYS) && !own_attribution(&lower)
+        || has_any(
+            context,
+            &["external", "quotes", "quoted", "said_by", "sources"],
+        );
+    if keyed {
+        return Presentation::Attributed;
+    }
+    if own && !source_before {
+        return Presentation::Instruction;
+    }
+    if (quoted && (source_before || reported || !own)) || (source_before && reported) {
+        return Presentation::Attributed;
+    }
+    Presentation::Instruction
+}

@@ -1,0 +1,94 @@
+//! Finding a phrase in a handoff: case- and white-space-insensitive positions, over a per-thread
+//! memo of the lowercased text, and clamping a caller's offset to a character boundary. It finds
+//! places only; what a place presents is for the span readers to say.
+
+use crate::text::fold_case;
+
+/// A fast, non-cryptographic hash of a text (the memo key of [`lowered`]).
+fn text_hash(text: &str) -> u64 {
+    let mut h: u64 = 0xcbf2_9ce4_8422_2325 ^ text.len() as u64;
+    let b = text.as_bytes();
+    let mut chunks = b.chunks_exact(8);
+    for c in &mut chunks {
+        let mut w = [0u8; 8];
+        w.copy_from_slice(c);
+        h = (h ^ u64::from_le_bytes(w))
+            .wrapping_mul(0x9e37_79b9_7f4a_7c15)
+            .rotate_left(23);
+    }
+    for &x in chunks.remainder() {
+        h = (h ^ u64::from(x)).wrapping_mul(0x0100_0000_01b3);
+    }
+    h
+}
+
+/// `text::fold_case(text)` (offsets stay those of `text`), memoised per thread for the few texts most recently asked: a
+/// destination judges many phrases against one handoff, and lowercasing a long transcript for
+/// each was most of a cell's cost.
+fn lowered(text: &str) -> std::rc::Rc<str> {
+    use std::cell::RefCell;
+    use std::rc::Rc;
+    thread_local! {
+        static MEMO: RefCell<Vec<(u64, usize, Rc<str>)>> = const { RefCell::new(Vec::new()) };
+    }
+    if text.len() < 512 {
+        return Rc::from(fold_case(text));
+    }
+    let key = text_hash(text);
+    MEMO.with(|m| {
+        let mut m = m.borrow_mut();
+        if let Some(i) = m.iter().position(|(k, n, _)| *k == key && *n == text.len()) {
+            let hit = m.remove(i);
+            let out = hit.2.clone();
+            m.push(hit);
+            return out;
+        }
+        let l: Rc<str> = Rc::from(fold_case(text));
+        if m.len() >= 8 {
+            m.remove(0);
+        }
+        m.push((key, text.len(), l.clone()));
+        l
+    })
+}
+
+/// Positions (byte offsets into `text`) where `phrase` occurs, case-insensitively and with runs of
+/// white space matching any run of white space.
+pub fn find(text: &str, phrase: &str) -> Vec<usize> {
+    let words: Vec<String> = phrase.split_whitespace().map(fold_case).collect();
+    if words.is_empty() {
+        return vec![];
+    }
+    let lower = lowered(text);
+    let mut out = Vec::new();
+    let mut from = 0;
+    while let Some(rel) = lower[from..].find(&words[0]) {
+        let start = from + rel;
+        let mut at = start + words[0].len();
+        let mut ok = true;
+        for w in &words[1..] {
+            let rest = &lower[at..];
+            let trimmed = rest.trim_start();
+            if trimmed.len() == rest.len() || !trimmed.starts_with(w.as_str()) {
+                ok = false;
+                break;
+            }
+            at += rest.len() - trimmed.len() + w.len();
+        }
+        if ok {
+            out.push(start);
+        }
+        from = start + words[0].len();
+    }
+    out
+}
+
+/// `pos` clamped to the text and moved back to the start of the character it falls in, so a
+/// caller's offset (from another copy of the text, or past its end) can never split a character.
+pub(super) fn char_start(text: &str, pos: usize) -> usize {
+    let mut pos = pos.min(text.len());
+    while !text.is_char_boundary(pos) {
+        pos -= 1;
+    }
+    pos
+}

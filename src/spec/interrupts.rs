@@ -1,0 +1,138 @@
+//! The interrupt points: where the reference run is cut, what changes at restore, the reference
+//! continuation's steps and the recovery behaviours a destination must show. Shape only: whether
+//! the continuation succeeds is validation's replay to prove.
+
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+
+use super::facts::Predicate;
+use crate::vocab::{ApprovalStatus, FinishStatus, Object};
+
+/// A named interrupt point.
+#[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct Interrupt {
+    /// `after_exploration`, `mid_implementation`, `pending_approval`, `uncertain_side_effect`, or
+    /// a name of the scenario's own.
+    pub point: String,
+    /// The last event the source agent completed before the interruption.
+    pub after: String,
+    /// Changes applied to the world at restore time, before the destination starts.
+    #[serde(default)]
+    pub perturb: Vec<Perturbation>,
+    /// What a correct destination does from here (`sim:oracle` replays it).
+    pub continuation: Vec<Step>,
+    /// Recovery behaviours a destination must show from this point.
+    #[serde(default)]
+    pub recovery: Vec<RecoveryBehaviour>,
+    /// Replaces the scenario's success predicates from this point (e.g. when the correct outcome is
+    /// to stop).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub success: Option<Vec<Predicate>>,
+}
+
+/// A change applied at restore. Exactly one field is set.
+#[derive(Debug, Clone, Default, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct Perturbation {
+    /// An approval whose status changes (with `status`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub approval: Option<String>,
+    /// The approval's new status (`expired`, `revoked`, `denied`, `granted`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub status: Option<ApprovalStatus>,
+    /// The policy version in force changes to this.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub policy_version: Option<String>,
+    /// A capability whose contract version changes (with `version`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub capability: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub version: Option<String>,
+    /// A resource that gets a new revision (with `text`, or `find` + `replace`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub resource: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub text: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub find: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub replace: Option<String>,
+    /// Values the new revision of `resource` changes: `from` occurs in the older text, `to` in the
+    /// new one. A simulated destination that holds the older revision and cannot see `to` uses
+    /// `from` wherever the continuation uses `to` (as it does with `replace` → `find`).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub changes: Vec<ValueChange>,
+    /// Minutes the clock moves forward (an approval may expire).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub advance_minutes: Option<u64>,
+    /// A committed call (event id) whose response was lost: the source transcript shows a timeout.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub lose_response: Option<String>,
+}
+
+/// A value a resource perturbation changes.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct ValueChange {
+    /// The value in the older revision.
+    pub from: String,
+    /// The value in the new revision.
+    pub to: String,
+}
+
+/// One step of a reference continuation. Exactly one of `call`, `ask`, `request_approval`,
+/// `retrieve`, `finish` is set. String arguments may use `$name.field` to refer to a result bound
+/// with `bind`, and `$fresh` for a new unique value.
+#[derive(Debug, Clone, Default, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct Step {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub call: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub args: Option<Object>,
+    /// Bind the call's result (its first record) under this name.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub bind: Option<String>,
+    /// Ask the user a question.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ask: Option<String>,
+    /// Ask the approver for an approval (id).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub request_approval: Option<String>,
+    /// Retrieve a resource's current revision (strategy D's tool).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub retrieve: Option<String>,
+    /// Finish with this status.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub finish: Option<FinishStatus>,
+    /// The finish report.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub report: Option<String>,
+    /// The finish reports degraded mode.
+    #[serde(default)]
+    pub degraded: bool,
+}
+
+/// A required recovery behaviour.
+#[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct RecoveryBehaviour {
+    pub id: String,
+    /// What the behaviour is, for reports.
+    pub description: String,
+    /// A tool that must be called (optionally with arguments that include `with`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub must_call: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub with: Option<Object>,
+    /// An approval that must be requested.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub must_request_approval: Option<String>,
+    /// … before the first call of any of these tools.
+    #[serde(default)]
+    pub before: Vec<String>,
+    /// The finish must report degraded mode.
+    #[serde(default)]
+    pub must_report_degraded: bool,
+}
