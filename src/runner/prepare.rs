@@ -32,7 +32,33 @@ pub enum Prepared {
 
 /// Builds one handoff (on the process's runtime), restores it, and checks its checkpoint.
 /// A failing plug-in or summariser errors the handoff's cells; any other error stops the run.
+/// A panic while judging a strategy's output (a harness bug on text nobody foresaw) errors that
+/// handoff's cells (`error_class: harness`) instead of ending the run.
 pub(super) fn prepare(
+    registry: &Registry,
+    strategy: &dyn Strategy,
+    at: &RestorePoint,
+) -> Result<Prepared, RunError> {
+    let attempt = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+        prepare_unguarded(registry, strategy, at)
+    }));
+    attempt.unwrap_or_else(|payload| {
+        let what = payload
+            .downcast_ref::<&str>()
+            .map(|s| s.to_string())
+            .or_else(|| payload.downcast_ref::<String>().cloned())
+            .unwrap_or_else(|| "a panic without a message".into());
+        Ok(Prepared::Failed(CellError {
+            class: ErrorClass::Harness,
+            message: format!(
+                "strategy `{}`: the harness failed while preparing this handoff (a bug; please report it): {what}",
+                strategy.id()
+            ),
+        }))
+    })
+}
+
+fn prepare_unguarded(
     registry: &Registry,
     strategy: &dyn Strategy,
     at: &RestorePoint,
