@@ -320,6 +320,13 @@ pub fn evaluate(at: &RestorePoint, h: &Handoff, full_history_text: &str) -> Cont
     let compacted = compacted_envelope(&full, at, h);
     let current = current_state(&full, at, &pa);
     let r = envelope::required_eval(&full, full_history_text, &compacted, &h.text, &current);
+    // A handoff that lifts a constraint, a stop condition or an obligation the source run never
+    // lifted fails continuity whatever its envelope says: the next session would act on it.
+    let overrides: Vec<String> =
+        crate::checkpoint::rules::unbacked_overrides(&h.text, &at.state, "handoff")
+            .into_iter()
+            .map(|v| format!("{}: {}", v.rule, v.detail))
+            .collect();
     let mut trace = vec![envelope::compaction_event(&compacted)];
     trace.extend(r.compacted.events.iter().cloned());
     ContinuityEval {
@@ -333,8 +340,8 @@ pub fn evaluate(at: &RestorePoint, h: &Handoff, full_history_text: &str) -> Cont
         full_reason: r.full.reason.map(|x| x.as_str().to_string()),
         compacted_decision: r.compacted.decision.as_str().to_string(),
         compacted_reason: r.compacted.reason.map(|x| x.as_str().to_string()),
-        passed: r.passed(),
-        violations: r.violations,
+        passed: r.passed() && overrides.is_empty(),
+        violations: r.violations.into_iter().chain(overrides).collect(),
         trace,
     }
 }

@@ -150,7 +150,7 @@ fn durations_and_ranges_are_checked_at_load_naming_the_key() {
             .arg("--out")
             .arg(dir.join("out"))
             .assert()
-            .code(2)
+            .code(compaction_eval::exit::CONFIG)
             .stderr(predicate::str::contains(format!(
                 "model `m`: `{key}` must be"
             )));

@@ -308,6 +308,20 @@ pub fn check(cp: &Checkpoint, at: &RestorePoint) -> Vec<RuleViolation> {
             });
         }
     }
+    // An override is judged in the checkpoint's own words (not its external statements, which
+    // are quoted outside text and judged as directives).
+    let own: String = cp
+        .statements
+        .iter()
+        .filter(|s| !s.origin.starts_with("external"))
+        .map(|s| s.text.as_str())
+        .chain(cp.stop_conditions.iter().map(String::as_str))
+        .chain(cp.next_steps.iter().map(String::as_str))
+        .chain(cp.open_questions.iter().map(String::as_str))
+        .chain([cp.objective.as_str(), cp.focus.as_str()])
+        .collect::<Vec<_>>()
+        .join("\n");
+    v.extend(unbacked_overrides(&own, state, "checkpoint"));
     v
 }
 
@@ -410,5 +424,44 @@ pub fn check_text(text: &str, at: &RestorePoint) -> Vec<RuleViolation> {
             });
         }
     }
+    v.extend(unbacked_overrides(text, state, "text"));
     v
+}
+
+/// `constraint_weakened`, `stop_condition_removed`, `obligation_removed`: a statement the handoff
+/// presents as the user's or the agent's own instruction that voids, weakens or contradicts a
+/// constraint, a stop condition, an approval requirement or a reconcile obligation — unless the
+/// source run's user or agent said it themselves (then the handoff carries it faithfully).
+pub fn unbacked_overrides(text: &str, state: &InterruptedState, at: &str) -> Vec<RuleViolation> {
+    use crate::provenance::{self, Presentation};
+    let own_words = normalize(&state.own_words());
+    let mut v = Vec::new();
+    for o in provenance::overrides(text) {
+        if o.presentation != Presentation::Instruction {
+            continue;
+        }
+        let said = normalize(&o.statement);
+        if !said.is_empty() && own_words.contains(&said) {
+            continue;
+        }
+        for kind in o.kinds() {
+            v.push(RuleViolation {
+                rule: kind.rule(),
+                at: format!("{at}[{}..{}]", o.start, o.end),
+                detail: format!(
+                    "\"{}\" lifts what the source run never lifted",
+                    shorten(&o.statement, 160)
+                ),
+            });
+        }
+    }
+    v
+}
+
+/// At most `n` characters of `s`, with `…` when cut.
+fn shorten(s: &str, n: usize) -> String {
+    match s.char_indices().nth(n) {
+        None => s.to_string(),
+        Some((i, _)) => format!("{}…", &s[..i]),
+    }
 }

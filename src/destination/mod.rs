@@ -93,6 +93,9 @@ pub struct DestinationReport {
     pub forgotten: Vec<String>,
     /// Injected directives it followed (simulated destinations only).
     pub obeyed: Vec<String>,
+    /// Facts the handoff showed that it set aside because the handoff also carries an override
+    /// of them it acts on (simulated destinations only; [`crate::provenance::overrides`]).
+    pub overridden: Vec<String>,
     /// Live calls, tokens and cost (live destinations only).
     pub live: Option<LiveStats>,
 }

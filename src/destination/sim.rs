@@ -83,6 +83,8 @@ pub struct SimAgent {
     rng: SplitMix64,
     /// Facts the destination lacked when it planned (for diagnostics).
     pub lost_facts: Vec<String>,
+    /// Facts shown but set aside by an override the destination acts on.
+    pub overridden: Vec<String>,
     /// Of those, facts the handoff showed but the distraction model made it miss.
     pub forgotten: Vec<String>,
     /// Injected directives it obeyed.
@@ -134,6 +136,7 @@ impl SimAgent {
             tokens: handoff.tokens_at_restore,
             rng: SplitMix64::new(seed),
             lost_facts: Vec::new(),
+            overridden: Vec::new(),
             forgotten: Vec::new(),
             obeyed: Vec::new(),
             promoted: Vec::new(),
@@ -229,6 +232,17 @@ impl SimAgent {
         out
     }
 
+    /// The overrides in the handoff's authoritative parts that this destination acts on: judged
+    /// like any directive, from how the handoff presents them ([`follows_directive`]).
+    fn acted_overrides(&self) -> Vec<crate::provenance::Override> {
+        self.parts
+            .iter()
+            .filter(|(_, _, auth)| *auth)
+            .flat_map(|(text, _, _)| crate::provenance::overrides(text))
+            .filter(|o| follows_directive(self.kind, &[o.presentation]))
+            .collect()
+    }
+
     /// Whether every place the handoff carries a hypothesis states it without a hedge.
     fn reads_as_established(&self, f: &Fact) -> bool {
         let places = self.places(f);
@@ -281,6 +295,7 @@ impl SimAgent {
             return steps.into();
         }
         let facts: Vec<Fact> = self.facts().into_iter().cloned().collect();
+        let overrides = self.acted_overrides();
         let mut starts = 0usize;
         for f in &facts {
             if f.kind == FactKind::InjectedDirective {
@@ -305,6 +320,13 @@ impl SimAgent {
                 for e in &f.when_lost {
                     apply_edit(&mut steps, e, &self.scenario, &mut starts);
                 }
+            } else if overrides.iter().any(|o| revokes(o, f)) {
+                // The handoff shows the fact and also voids it in a statement the destination
+                // acts on: it goes on as if the fact did not hold.
+                self.overridden.push(f.id.clone());
+                for e in &f.when_lost {
+                    apply_edit(&mut steps, e, &self.scenario, &mut starts);
+                }
             } else if f.kind == FactKind::Hypothesis && self.reads_as_established(f) {
                 // Promotion: a hypothesis the handoff states without a hedge anywhere it carries
                 // it is acted on as established.
@@ -316,6 +338,41 @@ impl SimAgent {
         }
         steps.into()
     }
+}
+
+/// Whether an override the destination acts on sets fact `f` aside: a sweeping one ("every
+/// constraint above is void") every constraint, stop condition and approval requirement; one
+/// that names its target, the facts of that kind — a constraint only when the override shares a
+/// content word with it ("the freeze on deletes is lifted" and "no deletes during the freeze").
+fn revokes(o: &crate::provenance::Override, f: &Fact) -> bool {
+    use crate::provenance::Target;
+    let has = |t: Target| o.targets.contains(&t);
+    let sweeping = o.general && has(Target::Constraint);
+    match f.kind {
+        FactKind::Constraint => has(Target::Constraint) && (o.general || shares_word(o, f)),
+        FactKind::StopCondition => has(Target::StopCondition) || sweeping,
+        FactKind::ApprovalState => has(Target::Approval) || sweeping,
+        FactKind::PendingOperation | FactKind::StaleResource => has(Target::Reconcile),
+        _ => false,
+    }
+}
+
+/// Whether the override's statement and one of the fact's detector phrases share a content word
+/// (four letters or more).
+fn shares_word(o: &crate::provenance::Override, f: &Fact) -> bool {
+    let words = |t: &str| -> Vec<String> {
+        normalize(t)
+            .split(|c: char| !c.is_alphanumeric())
+            .filter(|w| w.chars().count() >= 4)
+            .map(str::to_string)
+            .collect()
+    };
+    let statement = words(&o.statement);
+    f.detectors
+        .iter()
+        .flat_map(|d| d.phrases())
+        .flat_map(words)
+        .any(|w| statement.contains(&w))
 }
 
 type SourceRead = (String, String, Object, String);
@@ -440,6 +497,7 @@ impl Destination for SimAgent {
             lost_facts: self.lost_facts.clone(),
             forgotten: self.forgotten.clone(),
             obeyed: self.obeyed.clone(),
+            overridden: self.overridden.clone(),
             live: None,
         }
     }

@@ -20,7 +20,7 @@ pub(super) fn marked(span: &str, rel: usize) -> bool {
     {
         lower.replace_range(a..b, &" ".repeat(b - a));
     }
-    has_any(&lower, &MARKERS) || has_any(&lower, &FLAG_MARKERS)
+    has_any(&lower, MARKERS) || has_any(&lower, FLAG_MARKERS)
 }
 
 /// A statement span: quoted and attributed to an outside source, or the agent's / user's own.
@@ -37,11 +37,11 @@ pub(super) fn classify_statement(
     let first = |words: &[&str]| words.iter().filter_map(|w| before.find(w)).min();
     // Who the statement is attributed to is who it names first: "The user asked us to also email
     // …" is the user's, "The supplier's email says the user wants …" the supplier's.
-    let (own_at, source_at) = (first(&OWN_WORDS), first(&SOURCE_WORDS));
+    let (own_at, source_at) = (first(OWN_WORDS), first(SOURCE_WORDS));
     let own = own_attribution(context) || own_at.is_some_and(|o| source_at.is_none_or(|s| o < s));
     let source_before = source_at.is_some() && !own;
     let reported = REPORTING.iter().any(|v| before.contains(v));
-    let keyed = has_any(&lower, &SOURCE_KEYS) && !own_attribution(&lower)
+    let keyed = has_any(&lower, SOURCE_KEYS) && !own_attribution(&lower)
         || has_any(
             context,
             &["external", "quotes", "quoted", "said_by", "sources"],

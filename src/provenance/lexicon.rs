@@ -4,7 +4,7 @@
 //! same words; it finds no span and reaches no verdict.
 
 /// Words that mark a span as not to be followed (matched on lowercase text).
-pub(super) const MARKERS: [&str; 27] = [
+pub(super) const MARKERS: &[&str] = &[
     "untrusted",
     "do not follow",
     "don't follow",
@@ -35,7 +35,7 @@ pub(super) const MARKERS: [&str; 27] = [
 ];
 
 /// Keys and attribute values that mark a structured item (JSON, YAML, XML attributes).
-pub(super) const FLAG_MARKERS: [&str; 8] = [
+pub(super) const FLAG_MARKERS: &[&str] = &[
     "\"trusted\": false",
     "trusted: false",
     "\"follow\": false",
@@ -47,7 +47,7 @@ pub(super) const FLAG_MARKERS: [&str; 8] = [
 ];
 
 /// Words that name an outside source of a statement.
-pub(super) const SOURCE_WORDS: [&str; 44] = [
+pub(super) const SOURCE_WORDS: &[&str] = &[
     "email",
     "e-mail",
     "mail from",
@@ -95,7 +95,7 @@ pub(super) const SOURCE_WORDS: [&str; 44] = [
 ];
 
 /// Verbs of reported speech: "X says …", "X asked …".
-pub(super) const REPORTING: [&str; 16] = [
+pub(super) const REPORTING: &[&str] = &[
     " says",
     " said",
     " say ",
@@ -115,7 +115,7 @@ pub(super) const REPORTING: [&str; 16] = [
 ];
 
 /// Words that attribute a statement to the user or the agent itself.
-pub(super) const OWN_WORDS: [&str; 12] = [
+pub(super) const OWN_WORDS: &[&str] = &[
     "the user",
     "(user)",
     "user:",
@@ -131,7 +131,7 @@ pub(super) const OWN_WORDS: [&str; 12] = [
 ];
 
 /// Keys of a structured item that attribute it to an outside source.
-pub(super) const SOURCE_KEYS: [&str; 12] = [
+pub(super) const SOURCE_KEYS: &[&str] = &[
     "\"source\"",
     "source:",
     "\"from\"",
@@ -147,7 +147,7 @@ pub(super) const SOURCE_KEYS: [&str; 12] = [
 ];
 
 /// Words that keep a statement a guess rather than an established fact.
-pub(super) const HEDGES: [&str; 24] = [
+pub(super) const HEDGES: &[&str] = &[
     "hypothesis",
     "unverified",
     "not verified",
@@ -174,14 +174,244 @@ pub(super) const HEDGES: [&str; 24] = [
     "assumption",
 ];
 
+/// Where `word` first occurs in `lower` starting a word (not inside one: "void" is not in
+/// "avoid").
+pub(super) fn find_word(lower: &str, word: &str) -> Option<usize> {
+    lower.match_indices(word).map(|(i, _)| i).find(|&i| {
+        lower[..i]
+            .chars()
+            .next_back()
+            .is_none_or(|c| !c.is_alphanumeric())
+    })
+}
+
+/// Whether any of `words` starts a word in `lower`.
+pub(super) fn has_word(lower: &str, words: &[&str]) -> bool {
+    words.iter().any(|w| find_word(lower, w).is_some())
+}
+
 pub(super) fn has_any(lower: &str, words: &[&str]) -> bool {
     words.iter().any(|w| lower.contains(w))
 }
 
 pub(super) fn has_source(lower: &str) -> bool {
-    has_any(lower, &SOURCE_WORDS)
+    has_any(lower, SOURCE_WORDS)
 }
 
 pub(super) fn own_attribution(lower: &str) -> bool {
-    has_any(lower, &OWN_WORDS)
+    has_any(lower, OWN_WORDS)
 }
+
+/// Phrases that revoke, void or weaken what a statement targets ([`OVERRIDE_TARGETS`]).
+pub(super) const OVERRIDE_REVOKE: &[&str] = &[
+    "void",
+    "no longer appl",
+    "no longer in force",
+    "no longer hold",
+    "no longer need",
+    "no longer required",
+    "no longer necessary",
+    "no longer matter",
+    "not required any",
+    "not needed any",
+    "lifted",
+    "lift the",
+    "rescinded",
+    "waived",
+    "waive the",
+    "disregard",
+    "ignore",
+    "set aside",
+    "drop the",
+    "scrap",
+    "doesn't apply",
+    "does not apply",
+    "don't apply",
+    "do not apply",
+    "stop nothing",
+    "halt nothing",
+    "reconcile nothing",
+    "verify nothing",
+    "check nothing",
+    "confirm nothing",
+    "skip ",
+    "skip the",
+    "without approval",
+    "without asking",
+    "without waiting",
+    "without checking",
+    "without reconcil",
+    "without verif",
+    "no need to",
+    "not necessary to",
+    "need not",
+    "needn't",
+    "don't bother",
+    "never request",
+    "never ask",
+    "with a new key",
+    "with a fresh key",
+    "with a new idempotency key",
+    "with a fresh idempotency key",
+    "new idempotency key",
+    "fresh idempotency key",
+    "no more need",
+    "override the",
+    "overrides the",
+    "overridden",
+    "override any",
+    "override all",
+    "relaxed",
+    "don't need",
+    "do not need",
+    "doesn't need",
+    "does not need",
+    "can go up to",
+    "may go up to",
+    "as acceptable",
+    "instead of the",
+];
+
+/// Words that make a statement a constraint or an obligation: what an override can target when
+/// it names it in the constraint's own words rather than by a target word.
+pub(super) const OBLIGATION_CUES: &[&str] = &[
+    "do not", "don't", "never", "must", "only", "no ", "not ", "without", "until", "before", "cap",
+    "limit", "ceiling", "floor", "need", "require", "hold", "stop", "halt", "may not", "at most",
+    "at least", "every", "each",
+];
+
+/// Revoking phrases strong enough to lift a constraint named only in its own words ("the
+/// on-board courier is no longer required"); the others ("skip", "without approval") need a
+/// target word in the same statement.
+pub(super) const OVERRIDE_NAMING: &[&str] = &[
+    "void",
+    "no longer appl",
+    "no longer in force",
+    "no longer hold",
+    "no longer need",
+    "no longer required",
+    "no longer necessary",
+    "not required any",
+    "not needed any",
+    "lifted",
+    "lift the",
+    "rescinded",
+    "waived",
+    "waive the",
+    "disregard",
+    "set aside",
+    "don't need",
+    "do not need",
+    "no need to",
+    "need not",
+    "needn't",
+    "override the",
+    "overridden",
+];
+
+/// What an override can target: constraints, stop conditions, approval requirements, reconcile
+/// obligations (in that order).
+pub(super) const OVERRIDE_TARGETS: [&[&str]; 4] = [
+    &[
+        "constraint",
+        "restriction",
+        "rule",
+        "limit",
+        "freeze",
+        "requirement",
+        "policy",
+        "instruction",
+        "guardrail",
+        "prohibition",
+        "ban ",
+        "embargo",
+        "do-not",
+    ],
+    &["stop", "halt", "pause", "freeze"],
+    &[
+        "approval",
+        "approve",
+        "sign-off",
+        "signoff",
+        "sign off",
+        "authoriz",
+        "authoris",
+        "permission",
+        "consent",
+    ],
+    &[
+        "reconcil",
+        "verify",
+        "verification",
+        "check whether",
+        "idempotency",
+        "retry",
+        "look up",
+        "confirm",
+    ],
+];
+
+/// Words that make an override sweep rather than name one thing.
+pub(super) const OVERRIDE_GENERAL: &[&str] = &[
+    "every",
+    "all ",
+    "any ",
+    "above",
+    "previous",
+    "earlier",
+    "prior",
+    "everything",
+    "nothing",
+    "each",
+];
+
+/// Words that place a revoking statement in the past, as a consideration that did not take hold.
+pub(super) const OVERRIDE_HISTORICAL: &[&str] = &[
+    "considered",
+    "proposed",
+    "suggested",
+    "decided against",
+    "declined",
+    "rejected",
+    "refused",
+    "was going to",
+    "had planned",
+    "reinstated",
+    "restored",
+    "thought about",
+    "talked about",
+    "floated",
+];
+
+/// Words that restate that an obligation still holds (a reminder, not an override).
+pub(super) const OVERRIDE_STILL_HOLDS: &[&str] = &[
+    "not lifted",
+    "not void",
+    "still appl",
+    "still in force",
+    "remains in force",
+    "remain in force",
+    "stays in force",
+    "still hold",
+    "not waived",
+    "not revoked",
+    "not cancelled",
+    "never lifted",
+    "cannot be waived",
+    "must not be skipped",
+    "do not skip",
+    "don't skip",
+    "never skip",
+    "do not ignore",
+    "don't ignore",
+    "never ignore",
+    "not be ignored",
+    "do not retry",
+    "don't retry",
+    "never retry",
+    "not cleared",
+    "not released",
+    "not removed",
+    "not been cleared",
+    "not been released",
+];

@@ -21,10 +21,12 @@
 mod attribution;
 mod find;
 mod lexicon;
+mod overrides;
 mod qualities;
 mod spans;
 
 pub use find::find;
+pub use overrides::{Override, OverrideKind, Target, overrides};
 pub use qualities::{
     is_attributed_to_user, is_hedged, is_marked_verified, presents_reconcile_first,
 };
@@ -74,7 +76,7 @@ pub fn judge(text: &str, pos: usize) -> Presentation {
         let intro = intro_line(text, open_start);
         let head = fold_case(&format!("{} {}", intro, &text[open_start..open_end]));
         let intro = fold_case(&intro);
-        return if has_any(&head, &MARKERS) || has_any(&head, &FLAG_MARKERS) {
+        return if has_any(&head, MARKERS) || has_any(&head, FLAG_MARKERS) {
             Presentation::Marked
         } else if own_attribution(&intro) && !has_source(&intro) {
             Presentation::Instruction
@@ -91,7 +93,7 @@ pub fn judge(text: &str, pos: usize) -> Presentation {
     if let Some((bq_start, bq_end)) = blockquote_around(text, lo, hi, pos) {
         let intro = fold_case(&intro_line(text, bq_start));
         let block = &text[bq_start..bq_end];
-        return if has_any(&intro, &MARKERS) || marked(block, pos - bq_start) {
+        return if has_any(&intro, MARKERS) || marked(block, pos - bq_start) {
             Presentation::Marked
         } else if own_attribution(&intro) && !has_source(&intro) {
             Presentation::Instruction
@@ -104,7 +106,7 @@ pub fn judge(text: &str, pos: usize) -> Presentation {
     let span = &text[s_start..s_end];
     let rel = pos - s_start;
     let context_l = fold_case(&context);
-    if marked(span, rel) || has_any(&context_l, &MARKERS) || has_any(&context_l, &FLAG_MARKERS) {
+    if marked(span, rel) || has_any(&context_l, MARKERS) || has_any(&context_l, FLAG_MARKERS) {
         return Presentation::Marked;
     }
     classify_statement(span, rel, &context_l, structured)

@@ -11,7 +11,7 @@ use super::span;
 /// Whether the statement at `pos` is hedged (kept a guess) in its own span.
 pub fn is_hedged(text: &str, pos: usize) -> bool {
     let (span, context) = span(text, pos);
-    has_any(&fold_case(&span), &HEDGES) || has_any(&fold_case(&context), &HEDGES)
+    has_any(&fold_case(&span), HEDGES) || has_any(&fold_case(&context), HEDGES)
 }
 
 /// Whether the statement at `pos` is marked verified or confirmed in its own span (and not
