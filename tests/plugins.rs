@@ -498,7 +498,7 @@ fn plugin_input_prints_the_bytes_a_plugin_receives() {
         .stdout
         .clone();
     let doc: serde_json::Value = serde_json::from_slice(&out).expect("one JSON document");
-    assert_eq!(doc["format"], "compaction-eval/state/2");
+    assert_eq!(doc["format"], "compaction-eval/state/3");
     assert_eq!(doc["token_budget"], 1234);
     assert!(doc.get("ledger").is_none());
     let timed_out: Vec<&serde_json::Value> = doc["events"]
