@@ -15,6 +15,7 @@ use compaction_eval::scenario::{self, normalize};
 use compaction_eval::state::RestorePoint;
 use compaction_eval::strategy::Registry;
 use predicates::prelude::*;
+use sha2::Digest;
 
 fn run(strategy_dir: &Path, strategies: &[&str], out: &Path) -> Vec<RunRecord> {
     let cfg = RunConfig {
@@ -510,16 +511,13 @@ fn plugin_input_prints_the_bytes_a_plugin_receives() {
     assert_eq!(timed_out.len(), 1, "the create_ticket timeout");
     assert_eq!(timed_out[0]["call"]["idempotency_key"], "ticket-intent-017");
 
-    // An exec plug-in that saves its stdin receives exactly these bytes.
+    // An exec plug-in that echoes its stdin back (as plain text: it cannot write a file the test
+    // could read, its file system is read-only) receives exactly these bytes.
     let dir = tempfile::tempdir().expect("tempdir");
-    let got = dir.path().join("stdin.json");
     write_strategy(
         dir.path(),
         "save",
-        &format!(
-            "id = \"exec:save\"\nkind = \"exec\"\nprogram = \"sh\"\nargs = [\"-c\", \"cat > '{}'; echo '{{\\\"format\\\": \\\"compaction-eval/text/1\\\", \\\"text\\\": \\\"saved\\\"}}'\"]\ntoken_budget = 1234\n",
-            got.display()
-        ),
+        "id = \"exec:save\"\nkind = \"exec\"\nprogram = \"sh\"\nargs = [\"-c\", \"printf saved:; cat\"]\ntoken_budget = 1234\n",
     );
     let s = Arc::new(
         scenario::load_file(Path::new("scenarios/support-ticket-timeout.yaml")).expect("loads"),
@@ -529,8 +527,12 @@ fn plugin_input_prints_the_bytes_a_plugin_receives() {
         .expect("registry")
         .handoff("exec:save", &at)
         .expect("handoff");
-    assert!(h.text.contains("saved"), "{}", h.text);
-    assert_eq!(std::fs::read(&got).expect("saved stdin"), out);
+    let echoed = h
+        .messages
+        .iter()
+        .find_map(|m| m.content.strip_prefix("saved:"))
+        .unwrap_or_else(|| panic!("echoed stdin: {}", h.text));
+    assert_eq!(echoed.as_bytes(), &out[..]);
 }
 
 #[test]
@@ -679,17 +681,14 @@ fn plugin_input(flags: &[&str]) -> Vec<u8> {
 
 #[test]
 fn plugin_input_at_a_scale_prints_what_a_run_gives_the_plugin_there() {
-    // The plug-in saves its stdin; `handoff` builds its handoff as a run does (40k history, seed
-    // 7, the default window), and `plugin-input` with the same flags must print those bytes.
+    // The plug-in answers with the SHA-256 of its stdin (its file system is read-only: it cannot
+    // save it); `handoff` builds its handoff as a run does (40k history, seed 7, the default
+    // window), and `plugin-input` with the same flags must print those bytes.
     let dir = tempfile::tempdir().expect("tempdir");
-    let got = dir.path().join("stdin.json");
     write_strategy(
         dir.path(),
         "save",
-        &format!(
-            "id = \"exec:save\"\nkind = \"exec\"\nprogram = \"sh\"\nargs = [\"-c\", \"cat > '{}'; echo '{{\\\"format\\\": \\\"compaction-eval/text/1\\\", \\\"text\\\": \\\"saved\\\"}}'\"]\n",
-            got.display()
-        ),
+        "id = \"exec:save\"\nkind = \"exec\"\nprogram = \"sh\"\nargs = [\"-c\", \"printf sha256:; sha256sum | cut -d' ' -f1\"]\n",
     );
     let flags = [
         "--scenario",
@@ -705,12 +704,15 @@ fn plugin_input_at_a_scale_prints_what_a_run_gives_the_plugin_there() {
         "--strategy-dir",
     ];
     let sdir = dir.path().to_str().expect("utf-8 path");
-    cli()
+    let handoff = cli()
         .arg("handoff")
         .args(flags)
         .arg(sdir)
         .assert()
-        .success();
+        .success()
+        .get_output()
+        .stdout
+        .clone();
     let printed = cli()
         .arg("plugin-input")
         .args(flags)
@@ -720,7 +722,12 @@ fn plugin_input_at_a_scale_prints_what_a_run_gives_the_plugin_there() {
         .get_output()
         .stdout
         .clone();
-    assert_eq!(std::fs::read(&got).expect("saved stdin"), printed);
+    let digest: String = sha2::Sha256::digest(&printed)
+        .iter()
+        .map(|b| format!("{b:02x}"))
+        .collect();
+    let handoff = String::from_utf8_lossy(&handoff);
+    assert!(handoff.contains(&format!("sha256:{digest}")), "{handoff}");
     let doc: serde_json::Value = serde_json::from_slice(&printed).expect("JSON");
     assert_eq!(
         doc["token_budget"],
