@@ -323,3 +323,146 @@ echo x > /etc/compaction-eval-probe 2>/dev/null || echo root-read-only
     assert!(!dir.path().join("scratch").exists() && !dir.path().join("mine/new").exists());
     assert!(!Path::new("/etc/compaction-eval-probe").exists());
 }
+
+/// Names a compactor must never receive: the ledger's truth and the scenario's annotations.
+const UNSEEN: &[&str] = &[
+    "ledger",
+    "reconciled_by",
+    "timeout_after_commit",
+    "timeout_before_commit",
+    "fact",
+    "facts",
+    "detector",
+    "detectors",
+    "when_lost",
+    "continuation",
+    "success",
+    "forbidden",
+    "collection",
+    "resource_prefix",
+    "passes",
+    "pass_output",
+    "fail_output",
+    "committed",
+];
+
+/// Every property name and every `enum`/`const` value anywhere in a JSON Schema.
+fn schema_names(v: &serde_json::Value, path: &str, out: &mut Vec<(String, String)>) {
+    match v {
+        serde_json::Value::Object(m) => {
+            for (k, x) in m {
+                if k == "properties"
+                    && let Some(props) = x.as_object()
+                {
+                    for name in props.keys() {
+                        out.push((format!("{path}/properties"), name.clone()));
+                    }
+                }
+                if k == "enum" || k == "const" {
+                    for e in x.as_array().cloned().unwrap_or_else(|| vec![x.clone()]) {
+                        if let Some(s) = e.as_str() {
+                            out.push((format!("{path}/{k}"), s.to_string()));
+                        }
+                    }
+                }
+                schema_names(x, &format!("{path}/{k}"), out);
+            }
+        }
+        serde_json::Value::Array(a) => {
+            for (i, x) in a.iter().enumerate() {
+                schema_names(x, &format!("{path}/{i}"), out);
+            }
+        }
+        _ => {}
+    }
+}
+
+/// Every object key outside call arguments, and every `outcome` value, of a state document.
+fn document_names(v: &serde_json::Value, path: &str, out: &mut Vec<(String, String)>) {
+    match v {
+        serde_json::Value::Object(m) => {
+            for (k, x) in m {
+                out.push((path.to_string(), k.clone()));
+                if k == "outcome" {
+                    out.push((format!("{path}/outcome"), x.as_str().unwrap_or("").into()));
+                }
+                // Arguments are what the agent itself sent; their keys are the scenario's.
+                if k != "args" && k != "parameters" && k != "governed" {
+                    document_names(x, &format!("{path}/{k}"), out);
+                }
+            }
+        }
+        serde_json::Value::Array(a) => {
+            for (i, x) in a.iter().enumerate() {
+                document_names(x, &format!("{path}/{i}"), out);
+            }
+        }
+        serde_json::Value::String(s)
+            if s == "timeout_after_commit" || s == "timeout_before_commit" =>
+        {
+            out.push((path.to_string(), s.clone()));
+        }
+        _ => {}
+    }
+}
+
+#[test]
+fn the_state_a_plugin_receives_holds_only_what_the_agent_saw() {
+    let schema: serde_json::Value = serde_json::from_str(
+        &compaction_eval::plugin::protocol::schemas()
+            .into_iter()
+            .find(|(n, _)| *n == "state.schema.json")
+            .expect("state schema")
+            .1,
+    )
+    .expect("schema parses");
+    let mut names = Vec::new();
+    schema_names(&schema, "#", &mut names);
+    let bad: Vec<_> = names
+        .iter()
+        .filter(|(_, n)| UNSEEN.contains(&n.as_str()))
+        .collect();
+    assert!(
+        bad.is_empty(),
+        "the state schema names unseen fields: {bad:?}"
+    );
+    assert!(
+        names
+            .iter()
+            .any(|(p, n)| n == "timed_out" && p.ends_with("enum")),
+        "outcome is an enum with `timed_out`"
+    );
+
+    let scenarios = scenario::load_dir(Path::new("scenarios")).expect("scenarios");
+    let mut documents = 0;
+    for s in scenarios {
+        let s = Arc::new(s);
+        for it in &s.interrupts {
+            let at = RestorePoint::build(s.clone(), &it.point).expect("restore point");
+            let doc = compaction_eval::plugin::protocol::StateDocument::from_state(&at.state, None);
+            let v = serde_json::to_value(&doc).expect("document serialises");
+            let mut names = Vec::new();
+            document_names(&v, "#", &mut names);
+            let bad: Vec<_> = names
+                .iter()
+                .filter(|(_, n)| UNSEEN.contains(&n.as_str()))
+                .collect();
+            assert!(
+                bad.is_empty(),
+                "{} {}: unseen fields {bad:?}",
+                s.id,
+                it.point
+            );
+            for (p, n) in names.iter().filter(|(p, _)| p.ends_with("/outcome")) {
+                assert!(
+                    ["ok", "error", "timed_out"].contains(&n.as_str()),
+                    "{} {}: outcome {n} at {p}",
+                    s.id,
+                    it.point
+                );
+            }
+            documents += 1;
+        }
+    }
+    assert!(documents >= 8);
+}
