@@ -257,6 +257,11 @@ pub fn command_line(
         keep.push(prog.clone());
         keep.push(resolved.to_path_buf());
     }
+    // The scratch covers the working directory: a strategy folder holding the system (`/`) gets
+    // no private view rather than a broken one.
+    if keep.iter().any(|k| k.starts_with(&dir)) {
+        return None;
+    }
     let mut folders: Vec<PathBuf> = hide
         .iter()
         .filter_map(|h| canonical(h))
@@ -279,4 +284,63 @@ pub fn command_line(
     });
     line.extend(args.iter().map(OsString::from));
     Some(line)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn protections() -> Protections {
+        Protections {
+            sh: Some("/bin/sh".into()),
+            ..Protections::default()
+        }
+    }
+
+    #[test]
+    fn the_own_folder_is_the_scripts_folder_or_the_script_alone_beside_the_strategies() {
+        let dir = std::env::temp_dir().join(format!("ce-sandbox-own-{}", std::process::id()));
+        std::fs::create_dir_all(dir.join("mine")).expect("mkdir");
+        std::fs::write(dir.join("mine/a.py"), "").expect("script");
+        std::fs::write(dir.join("b.sh"), "").expect("script");
+        let dir = canonical(&dir).expect("canonical");
+        let py = Path::new("/usr/bin/python3");
+        let args = |a: &[&str]| a.iter().map(|s| s.to_string()).collect::<Vec<_>>();
+        assert_eq!(
+            own_of("python3", py, &args(&["-u", "mine/a.py"]), &dir),
+            Some(dir.join("mine"))
+        );
+        assert_eq!(
+            own_of("./b.sh", &dir.join("b.sh"), &[], &dir),
+            Some(dir.join("b.sh"))
+        );
+        assert_eq!(own_of("sh", py, &args(&["-c", "echo"]), &dir), None);
+        // `/` and folders holding the system or the program are never covered; the folder to
+        // hide is passed after the count, ancestors first.
+        let line = command_line(
+            &protections(),
+            "sh",
+            Path::new("/bin/sh"),
+            &args(&["-c", "true"]),
+            &dir.join("mine"),
+            &[PathBuf::from("/"), PathBuf::from("/usr"), dir.clone()],
+        )
+        .expect("a line");
+        let n = line.iter().position(|a| a == "1").expect("one folder");
+        assert_eq!(line[n + 1], OsString::from(&dir));
+        assert_eq!(line[n + 2], "/bin/sh");
+        // The scratch never covers `/`.
+        assert!(
+            command_line(
+                &protections(),
+                "sh",
+                Path::new("/bin/sh"),
+                &[],
+                Path::new("/"),
+                &[]
+            )
+            .is_none()
+        );
+        let _ = std::fs::remove_dir_all(&dir);
+    }
 }
