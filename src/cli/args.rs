@@ -65,7 +65,7 @@ pub enum Command {
     CheckHandoff(CheckHandoffArgs),
     /// Write the JSON Schemas of the plug-in protocol (state, handoff, text documents).
     PluginSchemas(PluginSchemasArgs),
-    /// Print the exact state document (`compaction-eval/state/2`) a plug-in compactor receives on
+    /// Print the exact state document (`compaction-eval/state/3`) a plug-in compactor receives on
     /// stdin for one scenario and interrupt point: the same bytes, nothing added.
     PluginInput(PluginInputArgs),
     /// Inspect or clear the response cache of live models.

@@ -5,14 +5,18 @@
 //! The harness enforces a time limit and an output limit, clears the environment (only the
 //! variables the strategy file names pass through: no API keys unless named), runs the program in
 //! its own process group — on Linux in new user, PID and mount namespaces with a fresh `/proc`
-//! where the platform allows ([`isolation`]) — kills the group at the limit, bounds every read by
-//! the same deadline, and turns every failure into a clear [`PluginError`]; a plug-in can neither
-//! hang nor crash a run, nor read the harness's environment through `/proc`.
+//! where the platform allows ([`isolation`]), with a private view of the file system there
+//! ([`sandbox`]: the run's folders hidden, the rest read-only, a private scratch folder;
+//! [`protections`] says what applies) — kills the group at the limit, bounds every read by the
+//! same deadline, and turns every failure into a clear [`PluginError`]; a plug-in can neither hang
+//! nor crash a run, nor read the harness's environment through `/proc`, the scenario files or
+//! other run folders.
 //!
 //! This module only runs programs and speaks the protocol ([`protocol`]); turning an answer into a
 //! handoff is the exec strategy's (`strategy/exec.rs`). It must not import the strategy module.
 
 pub mod protocol;
+pub mod sandbox;
 
 use std::io::{Read, Write};
 use std::path::{Path, PathBuf};
@@ -38,8 +42,12 @@ pub struct Program {
     pub timeout_s: Option<f64>,
     /// Output limit in bytes (default [`DEFAULT_MAX_OUTPUT`]).
     pub max_output_bytes: Option<usize>,
-    /// The folder the program runs in.
+    /// The folder the program runs in (under [`sandbox`]: a private writable tmpfs at that path,
+    /// holding only the plug-in's own folder, read-only).
     pub dir: PathBuf,
+    /// Folders the plug-in must neither read nor write (the scenario folder, run folders, the
+    /// response cache…), hidden under empty tmpfs where [`protections`] allow.
+    pub hide: Vec<PathBuf>,
 }
 
 /// Default time limit of a plug-in, seconds.
@@ -223,6 +231,20 @@ pub fn isolation() -> &'static Isolation {
     })
 }
 
+/// The private view plug-ins get in this process (probed once, after [`isolation`], by running
+/// the sandbox prologue on a scratch layout): empty where there are no namespaces.
+pub fn protections() -> &'static sandbox::Protections {
+    static PROTECTIONS: std::sync::OnceLock<sandbox::Protections> = std::sync::OnceLock::new();
+    PROTECTIONS.get_or_init(|| {
+        let iso = isolation();
+        sandbox::probe(
+            iso.flags(),
+            matches!(iso, Isolation::UserNamespaces { .. }),
+            |name| resolve_program(name, Path::new("/")),
+        )
+    })
+}
+
 /// Makes the harness process non-dumpable (Linux): its `/proc/PID/environ`, `mem` and `fd` are
 /// then closed to processes of the same user without `CAP_SYS_PTRACE`, so a plug-in that escapes
 /// its namespaces, or runs without them, cannot read the harness's environment.
@@ -329,13 +351,20 @@ pub fn run(cfg: &Program, input: &[u8]) -> Result<Vec<u8>, PluginError> {
     let mut cmd = match isolation().flags() {
         Some((unshare, flags)) => {
             let mut c = Command::new(unshare);
-            c.args(flags).arg(&path);
+            c.args(flags);
+            match sandbox::command_line(protections(), &program, &path, &cfg.args, dir, &cfg.hide) {
+                Some(line) => c.args(line),
+                None => c.arg(&path).args(&cfg.args),
+            };
             c
         }
-        None => Command::new(&path),
+        None => {
+            let mut c = Command::new(&path);
+            c.args(&cfg.args);
+            c
+        }
     };
-    cmd.args(&cfg.args)
-        .current_dir(dir)
+    cmd.current_dir(dir)
         .env_clear()
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())

@@ -1,6 +1,7 @@
 //! The documents of the plug-in protocol: the interrupted state a compactor reads on stdin
-//! (`compaction-eval/state/2`: only what the source agent observed — no ledger, no scenario
-//! annotations, a timeout is `timed_out`) and the text answer it may write (`compaction-eval/text/1`); a
+//! (`compaction-eval/state/3`: only what the source agent observed — no ledger, no scenario
+//! annotations, nothing naming the scenario or the experimental condition, a timeout is
+//! `timed_out`) and the text answer it may write (`compaction-eval/text/1`); a
 //! checkpoint answer is `crate::checkpoint::Checkpoint` (`compaction-eval/handoff/1`).
 //!
 //! These types are a published contract with JSON Schemas generated from them
@@ -12,17 +13,19 @@ use serde::{Deserialize, Serialize};
 use crate::scenario::Object;
 use crate::state::{InterruptedState, ObservedOutcome};
 
-pub const STATE_FORMAT: &str = "compaction-eval/state/2";
+pub const STATE_FORMAT: &str = "compaction-eval/state/3";
 pub const TEXT_FORMAT: &str = "compaction-eval/text/1";
 
 /// The interrupted state, as a plug-in compactor receives it on stdin.
 #[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct StateDocument {
-    /// Always `compaction-eval/state/2`.
+    /// Always `compaction-eval/state/3`.
     pub format: String,
-    pub scenario: ScenarioInfo,
-    pub interrupt: InterruptInfo,
+    /// What the source agent was asked to do, and under which governance.
+    pub task: TaskInfo,
+    /// The id of the last event the source completed (the last of `events`).
+    pub after: String,
     /// The source run up to the interrupt point, in order.
     pub events: Vec<StateEvent>,
     /// Every resource a call's answer presented to the source agent, at the last revision it saw.
@@ -37,23 +40,15 @@ pub struct StateDocument {
     pub token_budget: Option<u64>,
 }
 
+/// The task as the source agent received it. The scenario's id, title and domain and the
+/// interrupt point's name are not here (format 3): they name the benchmark case and its
+/// experimental condition, which the agent never saw.
 #[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
-pub struct ScenarioInfo {
-    pub id: String,
-    pub title: String,
-    pub domain: String,
+pub struct TaskInfo {
     pub objective: String,
     /// The continuity envelope's governed fields (tenant, principal, scope, policy, capabilities).
     pub governed: serde_json::Value,
-}
-
-#[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
-#[serde(deny_unknown_fields)]
-pub struct InterruptInfo {
-    pub point: String,
-    /// The last event the source completed.
-    pub after: String,
 }
 
 /// One event of the source run.
@@ -219,17 +214,11 @@ impl StateDocument {
             .collect();
         StateDocument {
             format: STATE_FORMAT.into(),
-            scenario: ScenarioInfo {
-                id: s.id.clone(),
-                title: s.title.clone(),
-                domain: s.domain.clone(),
+            task: TaskInfo {
                 objective: s.objective.clone(),
                 governed: serde_json::to_value(&s.governed).unwrap_or_default(),
             },
-            interrupt: InterruptInfo {
-                point: state.point.clone(),
-                after: state.after.clone(),
-            },
+            after: state.after.clone(),
             events,
             resources,
             tools,

@@ -42,5 +42,5 @@ pub use journal::{JOURNAL, check_complete, read_records, repair_tail};
 pub use matrix::{
     CellSpec, HandoffKey, Matrix, PointKey, cell_seed, identity, record_identity, seed_scenario,
 };
-pub use plan::{Plan, ReceiptFault, plan, select_scenarios};
+pub use plan::{Plan, ReceiptFault, plan, plugin_hidden, select_scenarios};
 pub use prepare::Prepared;

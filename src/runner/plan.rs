@@ -178,12 +178,32 @@ fn windows(cfg: &RunConfig) -> BTreeMap<String, u64> {
         .collect()
 }
 
+/// The folders a run reads or writes besides the strategy folder, which plug-ins must not see:
+/// the scenario folder, the run folder and the folder holding it (the other runs), the response
+/// cache.
+pub fn plugin_hidden(cfg: &RunConfig) -> Vec<std::path::PathBuf> {
+    let mut v = vec![cfg.scenario_dir.clone(), cfg.out.clone()];
+    v.extend(
+        std::path::absolute(&cfg.out)
+            .ok()
+            .and_then(|o| o.parent().map(|p| p.to_path_buf())),
+    );
+    v.push(
+        cfg.cache_dir
+            .clone()
+            .unwrap_or_else(crate::destination::live::Cache::default_dir),
+    );
+    v
+}
+
 /// Expands the matrix and builds the shared restore points and handoffs, stage by stage.
 pub fn plan(cfg: &RunConfig) -> Result<Plan, RunError> {
     clients::load_secrets(cfg);
     let mut notes = Vec::new();
     let scaled = scaled_scenarios(cfg, select_scenarios(cfg)?, &mut notes)?;
-    let registry = Registry::load(&cfg.strategy_dir)?.with_seed(cfg.seed);
+    let registry = Registry::load(&cfg.strategy_dir)?
+        .with_seed(cfg.seed)
+        .with_hidden(plugin_hidden(cfg));
     let cache = clients::cache(cfg);
     let live = clients::live_clients(cfg, &cache)?;
     let scenarios: Vec<Arc<Scenario>> = scaled.iter().map(|(s, _)| s.clone()).collect();

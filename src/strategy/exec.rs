@@ -19,7 +19,12 @@ pub struct Exec {
 }
 
 impl Exec {
-    pub fn new(config: StrategyConfig, templates: Templates, dir: PathBuf) -> Exec {
+    pub fn new(
+        config: StrategyConfig,
+        templates: Templates,
+        dir: PathBuf,
+        hide: Vec<PathBuf>,
+    ) -> Exec {
         let program = Program {
             id: config.id.clone(),
             program: config.program.clone(),
@@ -28,6 +33,7 @@ impl Exec {
             timeout_s: config.timeout_s,
             max_output_bytes: config.max_output_bytes,
             dir,
+            hide,
         };
         Exec {
             config,

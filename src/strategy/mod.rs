@@ -260,6 +260,8 @@ pub struct Registry {
     dir: PathBuf,
     /// The run's base seed (sent with live summarisers' requests).
     seed: u64,
+    /// Folders plug-ins must not see (`with_hidden`); the strategy folder always is.
+    hidden: Vec<PathBuf>,
 }
 
 impl Registry {
@@ -274,12 +276,21 @@ impl Registry {
             templates: Templates::embedded(),
             dir: PathBuf::from("strategies"),
             seed: crate::DEFAULT_SEED,
+            hidden: Vec::new(),
         }
     }
 
     /// The same registry with the run's base seed.
     pub fn with_seed(mut self, seed: u64) -> Registry {
         self.seed = seed;
+        self
+    }
+
+    /// The same registry, with plug-ins kept out of these folders too (the scenario folder, the
+    /// run folder and its parent, the response cache: whatever a run reads or writes); the
+    /// strategy folder is always hidden.
+    pub fn with_hidden(mut self, folders: impl IntoIterator<Item = PathBuf>) -> Registry {
+        self.hidden.extend(folders);
         self
     }
 
@@ -414,7 +425,11 @@ impl Registry {
                 llm_summary::LlmSummary::new(c, t, self.dir.clone(), summariser)
                     .with_seed(self.seed),
             ),
-            StrategyKind::Exec => Box::new(exec::Exec::new(c, t, self.dir.clone())),
+            StrategyKind::Exec => {
+                let mut hidden = self.hidden.clone();
+                hidden.push(self.dir.clone());
+                Box::new(exec::Exec::new(c, t, self.dir.clone(), hidden))
+            }
         })
     }
 

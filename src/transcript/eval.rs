@@ -190,6 +190,8 @@ pub fn run(cfg: &RunConfig, opts: &Options) -> Result<Outcome, TranscriptError> 
     let transcripts = read_dir(&opts.dir)?;
     let registry = Registry::load(&cfg.strategy_dir)?
         .with_seed(cfg.seed)
+        .with_hidden(crate::runner::plugin_hidden(cfg))
+        .with_hidden([opts.dir.clone()])
         .with_config(baseline_config());
     let cache = (!cfg.no_cache).then(|| Cache {
         dir: cfg.cache_dir.clone().unwrap_or_else(Cache::default_dir),

@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Example plug-in compactor for compaction-eval (standard library only).
 
-Reads the interrupted state (compaction-eval/state/2) on stdin and writes a checkpoint
+Reads the interrupted state (compaction-eval/state/3) on stdin and writes a checkpoint
 (compaction-eval/handoff/1) on stdout. It is deliberately simple: it keeps every user message and
 agent message with its kind and origin, every write operation with its status and idempotency key,
 every observed resource with a short excerpt, and records what it shortens in derivation.omissions.
@@ -74,7 +74,7 @@ def main():
     events = state["events"]
     tools = {t["name"]: t for t in state["tools"]}
     statements, operations, omissions, stops, questions = [], [], [], [], []
-    focus = state["scenario"]["objective"]
+    focus = state["task"]["objective"]
     for e in events:
         kind, origin, ref, text = e["kind"], e["origin"], e["id"], e["text"]
         if kind == "user":
@@ -136,7 +136,7 @@ def main():
         for k in ("idempotency_key", "reconcile_with"):
             if op[k] is None:
                 del op[k]
-    g = state["scenario"]["governed"]
+    g = state["task"]["governed"]
     envelope = {k: g[k] for k in ("tenant_id", "principal_id", "authorization_mode", "policy_version") if k in g}
     for k in ("delegated_principal_id", "delegated_scope"):
         if g.get(k):
@@ -145,14 +145,14 @@ def main():
     envelope["source_event_range"] = [events[0]["id"], events[-1]["id"]] if events else ["", ""]
     checkpoint = {
         "format": "compaction-eval/handoff/1",
-        "objective": state["scenario"]["objective"],
+        "objective": state["task"]["objective"],
         "envelope": envelope,
         "stop_conditions": stops,
         "open_questions": questions,
         "statements": statements,
         "operations": operations,
         "resources": resources,
-        "success_criteria": [state["scenario"]["objective"]],
+        "success_criteria": [state["task"]["objective"]],
         "focus": focus,
         "next_steps": [s.replace(": its outcome is unknown; reconcile", "; reconcile") for s in stops] + ["Continue from the focus."],
         "derivation": {"transformations": [], "omissions": omissions},

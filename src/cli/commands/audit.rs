@@ -15,7 +15,8 @@ use crate::scenario;
 use crate::strategy::Registry;
 
 pub fn run(dir: &Path, args: AuditArgs) -> Result<i32, Error> {
-    let registry = Registry::load(&args.strategy_dir)?;
+    // Plug-ins must not read the scenario files.
+    let registry = Registry::load(&args.strategy_dir)?.with_hidden([dir.to_path_buf()]);
     let strategies = args.strategies.unwrap_or_else(|| registry.ids());
     let mut all = scenario::load_dir(dir)?;
     if let Some(ids) = &args.scenarios {

@@ -21,7 +21,9 @@ pub fn run(dir: &Path, args: &CheckHandoffArgs) -> Result<i32, Error> {
     // A checkpoint gets every rule; a text handoff the rules that can be checked on text.
     let v = match (&args.strategy, &args.checkpoint) {
         (Some(id), _) => {
-            let h = Registry::load(&args.strategy_dir)?.handoff(id, &state)?;
+            let h = Registry::load(&args.strategy_dir)?
+                .with_hidden([dir.to_path_buf()])
+                .handoff(id, &state)?;
             match &h.checkpoint {
                 Some(cp) => crate::checkpoint::rules::check(cp, &state),
                 None => crate::checkpoint::rules::check_text(&h.text, &state),

@@ -42,7 +42,8 @@ pub fn report(dir: &Path, args: &ContextReportArgs) -> Result<i32, Error> {
         }
     };
     let (scenario, scale) = scenario_at(dir, &args.scenario, &args.build.scale, args.build.seed)?;
-    let registry = Registry::load(&args.build.strategy_dir)?;
+    // Plug-ins must not read the scenario files.
+    let registry = Registry::load(&args.build.strategy_dir)?.with_hidden([dir.to_path_buf()]);
     let at = RestorePoint::build(scenario.clone(), &args.interrupt).map_err(StrategyError::from)?;
     let window = args
         .build

@@ -15,7 +15,8 @@ use crate::strategy::{Registry, StrategyError};
 
 pub fn run(dir: &Path, args: &HandoffArgs) -> Result<i32, Error> {
     let (scenario, scale) = scenario_at(dir, &args.scenario, &args.build.scale, args.build.seed)?;
-    let registry = Registry::load(&args.build.strategy_dir)?;
+    // Plug-ins must not read the scenario files.
+    let registry = Registry::load(&args.build.strategy_dir)?.with_hidden([dir.to_path_buf()]);
     let gov = crate::delivery::GovSpec::parse(&args.strategy)
         .transpose()
         .map_err(|e| Error::Usage(format!("--strategy {e}")))?;
