@@ -114,8 +114,7 @@ fn pending_action(at: &RestorePoint) -> PendingAction {
 /// of a message with three constraints keeps one reference, not three.
 fn constraints(at: &RestorePoint) -> Vec<(String, String)> {
     let mut n: std::collections::BTreeMap<String, usize> = Default::default();
-    at.state
-        .user_constraints()
+    at.graded_constraints()
         .into_iter()
         .map(|(id, s)| {
             let k = n.entry(id.clone()).or_default();

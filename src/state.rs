@@ -200,6 +200,53 @@ pub enum StateError {
 }
 
 impl RestorePoint {
+    /// The user's constraints and stop conditions a grader holds a handoff to, with the event
+    /// each comes from: taken from the scenario's annotations (its constraint and stop-condition
+    /// facts whose source is a user message of the prefix; of that message, the sentences a
+    /// detector of the fact matches, else the whole message), so that no grader judges a
+    /// compactor by the cue words a compactor could be built from. Only a scenario that annotates
+    /// no such fact (an imported transcript) falls back to [`InterruptedState::user_constraints`].
+    pub fn graded_constraints(&self) -> Vec<(String, String)> {
+        use crate::scenario::{FactKind, normalize};
+        let annotated: Vec<_> = self
+            .scenario
+            .facts_at(&self.interrupt)
+            .filter(|f| matches!(f.kind, FactKind::Constraint | FactKind::StopCondition))
+            .collect();
+        if annotated.is_empty() {
+            return self.state.user_constraints();
+        }
+        let mut out: Vec<(String, String)> = Vec::new();
+        for f in annotated {
+            let Some(e) = self
+                .state
+                .events
+                .iter()
+                .find(|e| e.id == f.source && e.kind == "user")
+            else {
+                continue;
+            };
+            let matched: Vec<String> = crate::text::sentences(&e.text)
+                .into_iter()
+                .filter(|s| f.detectors.iter().any(|d| d.matches(&normalize(s))))
+                .collect();
+            let sentences = if matched.is_empty() {
+                vec![e.text.trim().to_string()]
+            } else {
+                matched
+            };
+            for s in sentences {
+                if !out.iter().any(|(id, x)| *id == e.id && *x == s) {
+                    out.push((e.id.clone(), s));
+                }
+            }
+        }
+        // In the order the user said them.
+        let order = |id: &str| self.state.events.iter().position(|e| e.id == id);
+        out.sort_by_key(|(id, _)| order(id));
+        out
+    }
+
     /// Replays the scenario to the interrupt point and applies the point's perturbations.
     pub fn build(scenario: Arc<Scenario>, point: &str) -> Result<RestorePoint, StateError> {
         let Some(interrupt) = scenario.interrupt(point).cloned() else {

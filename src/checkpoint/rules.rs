@@ -151,7 +151,7 @@ pub fn check(cp: &Checkpoint, at: &RestorePoint) -> Vec<RuleViolation> {
             .collect::<Vec<_>>()
             .join("\n"),
     );
-    for (id, sentence) in state.user_constraints() {
+    for (id, sentence) in at.graded_constraints() {
         if !all_text.contains(&normalize(&sentence)) {
             v.push(RuleViolation {
                 rule: "constraint_missing",
@@ -338,7 +338,7 @@ pub fn check_text(text: &str, at: &RestorePoint) -> Vec<RuleViolation> {
     let state: &InterruptedState = &at.state;
     let norm = normalize(text);
     let mut v = Vec::new();
-    for (id, sentence) in state.user_constraints() {
+    for (id, sentence) in at.graded_constraints() {
         if !norm.contains(&normalize(&sentence)) {
             v.push(RuleViolation {
                 rule: "constraint_missing",

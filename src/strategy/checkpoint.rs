@@ -157,7 +157,7 @@ pub fn retrieve_tool() -> ExtraTool {
         description: "Return the current revision of a resource named in the checkpoint, and say whether it changed since the checkpoint observed it.".into(),
         parameters: json!({
             "type": "object",
-            "properties": { "resource": { "type": "string", "description": "resource key, e.g. kb/KB-311" } },
+            "properties": { "resource": { "type": "string", "description": "the key of a resource the handoff names" } },
             "required": ["resource"]
         }),
     }
