@@ -6,8 +6,7 @@ use crate::text::fold_case;
 
 use super::Presentation;
 use super::lexicon::{
-    FLAG_MARKERS, MARKERS, OWN_WORDS, REPORTING, SOURCE_KEYS, SOURCE_WORDS, has_any,
-    own_attribution,
+    MARKERS, OWN_WORDS, REPORTING, SOURCE_KEYS, SOURCE_WORDS, flag_marked, has_any, own_attribution,
 };
 use super::spans::quote_around;
 
@@ -20,7 +19,7 @@ pub(super) fn marked(span: &str, rel: usize) -> bool {
     {
         lower.replace_range(a..b, &" ".repeat(b - a));
     }
-    has_any(&lower, MARKERS) || has_any(&lower, FLAG_MARKERS)
+    has_any(&lower, MARKERS) || flag_marked(&lower)
 }
 
 /// A statement span: quoted and attributed to an outside source, or the agent's / user's own.

@@ -32,19 +32,70 @@ pub(super) const MARKERS: &[&str] = &[
     "won't follow",
     "not follow",
     "phishing",
+    "never act on",
+    "no authority",
+    "not instructions",
+    "not an instruction",
+    "not to be acted on",
 ];
 
-/// Keys and attribute values that mark a structured item (JSON, YAML, XML attributes).
-pub(super) const FLAG_MARKERS: &[&str] = &[
-    "\"trusted\": false",
-    "trusted: false",
-    "\"follow\": false",
-    "follow: false",
-    "follow=\"no\"",
-    "follow=\"false\"",
-    "trust=\"untrusted\"",
-    "\"safe\": false",
+/// Names of a key or an attribute that says whether an item may be followed (`trust`,
+/// `follow`, `authority`, …): with a negative value ([`FLAG_NEGATIVE`]) the item is marked, in
+/// whatever markup (`trust="untrusted"`, `"follow": false`, `authority: none`).
+pub(super) const FLAG_KEYS: &[&str] = &[
+    "trust",
+    "trusted",
+    "follow",
+    "safe",
+    "authority",
+    "instructions",
+    "obey",
+    "actionable",
+    "handling",
 ];
+
+/// Values of a [`FLAG_KEYS`] key that forbid following the item.
+pub(super) const FLAG_NEGATIVE: &[&str] = &[
+    "false",
+    "no",
+    "none",
+    "never",
+    "untrusted",
+    "do not follow",
+    "do-not-follow",
+    "do_not_follow",
+    "not trusted",
+    "ignore",
+    "data only",
+];
+
+/// Whether `lower` holds a flag key with a negative value: `key="value"`, `key: value`,
+/// `"key": value` (quotes optional).
+pub(super) fn flag_marked(lower: &str) -> bool {
+    FLAG_KEYS.iter().any(|k| {
+        lower.match_indices(k).any(|(i, _)| {
+            let starts_word = lower[..i]
+                .chars()
+                .next_back()
+                .is_none_or(|c| !c.is_alphanumeric() && c != '_');
+            if !starts_word {
+                return false;
+            }
+            let rest = lower[i + k.len()..].trim_start_matches(['"', '\'']);
+            let Some(rest) = rest.trim_start().strip_prefix(['=', ':']) else {
+                return false;
+            };
+            let value = rest.trim_start().trim_start_matches(['"', '\'']);
+            FLAG_NEGATIVE.iter().any(|n| {
+                value.starts_with(n)
+                    && value[n.len()..]
+                        .chars()
+                        .next()
+                        .is_none_or(|c| !c.is_alphanumeric())
+            })
+        })
+    })
+}
 
 /// Words that name an outside source of a statement.
 pub(super) const SOURCE_WORDS: &[&str] = &[

@@ -35,7 +35,7 @@ use crate::text::fold_case;
 
 use attribution::{classify_statement, marked};
 use find::char_start;
-use lexicon::{FLAG_MARKERS, MARKERS, has_any, has_source, own_attribution};
+use lexicon::{MARKERS, flag_marked, has_any, has_source, own_attribution};
 use spans::{
     Role, blockquote_around, elements_around, intro_line, message_around, statement_around,
 };
@@ -76,7 +76,7 @@ pub fn judge(text: &str, pos: usize) -> Presentation {
         let intro = intro_line(text, open_start);
         let head = fold_case(&format!("{} {}", intro, &text[open_start..open_end]));
         let intro = fold_case(&intro);
-        return if has_any(&head, MARKERS) || has_any(&head, FLAG_MARKERS) {
+        return if has_any(&head, MARKERS) || flag_marked(&head) {
             Presentation::Marked
         } else if own_attribution(&intro) && !has_source(&intro) {
             Presentation::Instruction
@@ -106,7 +106,7 @@ pub fn judge(text: &str, pos: usize) -> Presentation {
     let span = &text[s_start..s_end];
     let rel = pos - s_start;
     let context_l = fold_case(&context);
-    if marked(span, rel) || has_any(&context_l, MARKERS) || has_any(&context_l, FLAG_MARKERS) {
+    if marked(span, rel) || has_any(&context_l, MARKERS) || flag_marked(&context_l) {
         return Presentation::Marked;
     }
     classify_statement(span, rel, &context_l, structured)
