@@ -4,7 +4,8 @@
 //!
 //! Owns: [`RunRecord`] and its core types ([`CellId`], [`Status`], [`Source`], [`Metrics`],
 //! [`TranscriptMeasures`], [`GovernedCell`]); the diagnostics are in [`diagnostics`], the live
-//! counters in [`live`], the error types in [`error`], reading `results.jsonl` in [`read`].
+//! counters in [`live`], the error types in [`error`], reading `results.jsonl` (every record
+//! version, [`RECORD_VERSION`]) in [`read`].
 //!
 //! A leaf data module: every later stage (score, runner, report, gate) reads and writes records
 //! through it. Must not: import anything of the pipeline (only the leaves `vocab`, `governed` and
@@ -20,12 +21,20 @@ use std::fmt;
 use serde::{Deserialize, Serialize};
 
 pub use diagnostics::{
-    Diagnostics, Duplicate, Intent, Omission, OmissionEvidence, Overflow, ParseDiagnosticError,
-    RepeatedRead, RuleBreak, Violation,
+    Diagnostics, Duplicate, Intent, Omission, OmissionEvidence, Overflow, RepeatedRead, RuleBreak,
+    Violation,
 };
 pub use error::{CellError, ErrorClass, RecordError};
 pub use live::LiveStats;
-pub use read::read_records;
+pub use read::{ParseDiagnosticError, parse_record, read_records};
+
+/// The record format this build writes: every record's first field, `record_version`.
+///
+/// - 1 (no `record_version` field): each entry of `diagnostics.omitted`, `repeated`,
+///   `duplicates`, `violations` and `checkpoint_rule_violations` is one string in a text grammar
+///   (`#12 get_ticket (as event-0004)`); [`read`] still reads it (the legacy reader).
+/// - 2: those entries are JSON objects ([`diagnostics`]); nothing else changed.
+pub const RECORD_VERSION: u64 = 2;
 
 /// The identity of a cell: what `--resume`, shards, `merge` and the duplicate check compare.
 /// Every place that needs "which cell is this" builds one of these, so a new dimension of the
@@ -84,7 +93,14 @@ pub enum Status {
 }
 
 /// One cell's result.
+///
+/// Its serde form is one line of `results.jsonl`: `Serialize` writes `record_version`
+/// ([`RECORD_VERSION`]) first, then the fields below; `Deserialize` reads every version
+/// ([`read`]). The derive below (`remote = "Self"`) only generates the version-less body as the
+/// inherent functions `RunRecord::serialize` / `RunRecord::deserialize`, which those two impls
+/// call; go through the traits (`serde_json::to_string`, `from_str`), never the inherent ones.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(remote = "Self")]
 pub struct RunRecord {
     /// What the cell starts from: a scenario's interrupt point, or a cut of an imported
     /// transcript (then `scenario` is the run id and `interrupt` the cut's name).
@@ -114,6 +130,29 @@ pub struct RunRecord {
     /// A governed cell (`gov:X`, seed 004): its policy, context report, lineage and receipt.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub governed: Option<GovernedCell>,
+}
+
+impl Serialize for RunRecord {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        /// The record's fields after its version, in one JSON object.
+        #[derive(Serialize)]
+        struct Line<'a> {
+            record_version: u64,
+            #[serde(flatten)]
+            body: Body<'a>,
+        }
+        struct Body<'a>(&'a RunRecord);
+        impl Serialize for Body<'_> {
+            fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+                RunRecord::serialize(self.0, s)
+            }
+        }
+        Line {
+            record_version: RECORD_VERSION,
+            body: Body(self),
+        }
+        .serialize(s)
+    }
 }
 
 /// Raw document bytes of a governed cell's policy by role: what `maxBytes` is compared with.
