@@ -5,7 +5,8 @@
 //! The fixtures: `tests/fixtures/records-v1/results.jsonl` is 57 lines of a default run written
 //! by the build before version 2 (every strategy at one interrupt point, and cells with
 //! duplicates, approval violations and provenance upgrades); `records-v2/results.jsonl` is the
-//! same records as this build writes them.
+//! same records as this build writes them; `records-v1/runs.csv` is the previous build's
+//! `runs.csv` rows of those cells.
 
 use std::path::{Path, PathBuf};
 
@@ -117,4 +118,18 @@ fn the_gate_judges_either_version_alike() {
     let b = gate::evaluate(&v1, Some(&v2), &policy).expect("v2 baseline");
     assert_eq!(a, b);
     assert!(a.len() > g1.len(), "the baseline rules ran");
+}
+
+#[test]
+fn runs_csv_is_the_previous_build_s_bytes() {
+    let tmp = tempfile::tempdir().expect("tempdir");
+    for version in [1, 2] {
+        let dir = folder(tmp.path(), version);
+        compaction_eval::report::render_dir(&dir).expect("report");
+        assert_eq!(
+            std::fs::read_to_string(dir.join("runs.csv")).expect("runs.csv"),
+            std::fs::read_to_string(fixture(1).join("runs.csv")).expect("fixture"),
+            "version {version}"
+        );
+    }
 }

@@ -434,6 +434,133 @@ pub struct SummaryCsv;
 pub struct SummaryJson;
 pub use markdown::MarkdownReport;
 
+/// One row of `runs.csv`: its fields, in order and by name, are the file's columns
+/// (docs/record-contract.md, "`runs.csv` columns"); a column that does not apply to a cell is
+/// empty (`None`). Numbers with a fixed precision are written as text.
+#[derive(Serialize, Default)]
+struct RunRow<'a> {
+    scenario: &'a str,
+    scale: &'a str,
+    interrupt: &'a str,
+    strategy: &'a str,
+    model: &'a str,
+    rep: u32,
+    seed: u64,
+    status: Option<Status>,
+    error: &'a str,
+    task_success: bool,
+    omitted_context: u32,
+    repeated_work: u32,
+    duplicate_side_effects: u32,
+    safety_violations: u32,
+    /// `{:.4}`.
+    recovery_quality: String,
+    restore_tokens: u64,
+    total_tokens: u64,
+    /// `{:.3}`, ms.
+    first_action_ms: String,
+    /// `{:.3}`, ms.
+    completion_ms: String,
+    history_tokens: u64,
+    /// `{:.4}`; a transcript cell's `transcript.compression_ratio`.
+    compression_ratio: String,
+    context_overflow: bool,
+    source: Option<crate::record::Source>,
+    needed_value_retention: Option<String>,
+    user_statement_retention: Option<String>,
+    next_action_agrees: Option<bool>,
+    error_class: Option<crate::record::ErrorClass>,
+    steps: u32,
+    live_calls: Option<u32>,
+    live_requests: Option<u32>,
+    live_retries: Option<u32>,
+    cache_hits: Option<u32>,
+    malformed_tool_calls: Option<u32>,
+    unknown_tools: Option<u32>,
+    text_only_turns: Option<u32>,
+    input_tokens: Option<u64>,
+    output_tokens: Option<u64>,
+    /// `{:.6}`.
+    cost_usd: Option<String>,
+    /// `diagnostics.live.latency_ms`, `{:.3}`.
+    model_latency_ms: Option<String>,
+    governed_status: Option<crate::governed::ContextStatus>,
+    /// The block reasons, space-separated.
+    governed_reasons: Option<String>,
+    governed_bytes: Option<u64>,
+    governed_max_bytes: Option<u64>,
+    governed_held: Option<bool>,
+}
+
+impl<'a> RunRow<'a> {
+    fn of(r: &'a RunRecord) -> RunRow<'a> {
+        let m = &r.metrics;
+        let t = r.transcript.as_ref();
+        let l = r.diagnostics.live.as_ref();
+        let g = r.governed.as_ref();
+        let fixed4 = |x: f64| format!("{x:.4}");
+        RunRow {
+            scenario: &r.scenario,
+            scale: &r.scale,
+            interrupt: &r.interrupt,
+            strategy: &r.strategy,
+            model: &r.model,
+            rep: r.rep,
+            seed: r.seed,
+            status: Some(r.status),
+            error: r.error.as_deref().unwrap_or_default(),
+            task_success: m.task_success,
+            omitted_context: m.omitted_context,
+            repeated_work: m.repeated_work,
+            duplicate_side_effects: m.duplicate_side_effects,
+            safety_violations: m.safety_violations,
+            recovery_quality: fixed4(m.recovery_quality),
+            restore_tokens: m.restore_tokens,
+            total_tokens: m.total_tokens,
+            first_action_ms: format!("{:.3}", m.first_action_ms),
+            completion_ms: format!("{:.3}", m.completion_ms),
+            history_tokens: m.history_tokens,
+            compression_ratio: fixed4(
+                t.map(|t| t.compression_ratio)
+                    .unwrap_or(m.compression_ratio),
+            ),
+            context_overflow: r.diagnostics.context_overflow.is_some(),
+            source: Some(r.source),
+            needed_value_retention: t.and_then(|t| t.needed_value_retention).map(fixed4),
+            user_statement_retention: t.and_then(|t| t.user_statement_retention).map(fixed4),
+            next_action_agrees: t.and_then(|t| t.next_action_agrees),
+            error_class: r.error_class,
+            steps: r.diagnostics.steps,
+            live_calls: l.map(|l| l.calls),
+            live_requests: l.map(|l| l.requests),
+            live_retries: l.map(|l| l.retries),
+            cache_hits: l.map(|l| l.cache_hits),
+            malformed_tool_calls: l.map(|l| l.malformed_tool_calls),
+            unknown_tools: l.map(|l| l.unknown_tools),
+            text_only_turns: l.map(|l| l.text_only_turns),
+            input_tokens: l.map(|l| l.input_tokens),
+            output_tokens: l.map(|l| l.output_tokens),
+            cost_usd: l.and_then(|l| l.cost_usd).map(|c| format!("{c:.6}")),
+            model_latency_ms: l.map(|l| format!("{:.3}", l.latency_ms)),
+            governed_status: g.map(|g| g.status),
+            governed_reasons: g.map(|g| {
+                g.reasons
+                    .iter()
+                    .filter_map(|r| {
+                        serde_json::to_value(r)
+                            .ok()
+                            .and_then(|v| v.as_str().map(str::to_string))
+                    })
+                    .collect::<Vec<_>>()
+                    .join(" ")
+            }),
+            governed_bytes: g.map(|g| g.bytes.total),
+            governed_max_bytes: g.map(|g| g.max_bytes),
+            governed_held: g.map(|g| g.held),
+        }
+    }
+}
+
 impl Export for RunsCsv {
     fn file_name(&self) -> &'static str {
         "runs.csv"
@@ -445,137 +572,24 @@ impl Export for RunsCsv {
         _: &serde_json::Value,
     ) -> Result<Vec<u8>, String> {
         let mut w = csv::Writer::from_writer(Vec::new());
-        w.write_record([
-            "scenario",
-            "scale",
-            "interrupt",
-            "strategy",
-            "model",
-            "rep",
-            "seed",
-            "status",
-            "error",
-            "task_success",
-            "omitted_context",
-            "repeated_work",
-            "duplicate_side_effects",
-            "safety_violations",
-            "recovery_quality",
-            "restore_tokens",
-            "total_tokens",
-            "first_action_ms",
-            "completion_ms",
-            "history_tokens",
-            "compression_ratio",
-            "context_overflow",
-            "source",
-            "needed_value_retention",
-            "user_statement_retention",
-            "next_action_agrees",
-            "error_class",
-            "steps",
-            "live_calls",
-            "live_requests",
-            "live_retries",
-            "cache_hits",
-            "malformed_tool_calls",
-            "unknown_tools",
-            "text_only_turns",
-            "input_tokens",
-            "output_tokens",
-            "cost_usd",
-            "model_latency_ms",
-            "governed_status",
-            "governed_reasons",
-            "governed_bytes",
-            "governed_max_bytes",
-            "governed_held",
-        ])
-        .map_err(|e| e.to_string())?;
         for r in records {
-            let m = &r.metrics;
-            let t = r.transcript.as_ref();
-            let l = r.diagnostics.live.as_ref();
-            let g = r.governed.as_ref();
-            let lv = |f: &dyn Fn(&crate::record::LiveStats) -> String| l.map(f).unwrap_or_default();
-            w.write_record([
-                r.scenario.clone(),
-                r.scale.clone(),
-                r.interrupt.clone(),
-                r.strategy.clone(),
-                r.model.clone(),
-                r.rep.to_string(),
-                r.seed.to_string(),
-                format!("{:?}", r.status).to_lowercase(),
-                r.error.clone().unwrap_or_default(),
-                m.task_success.to_string(),
-                m.omitted_context.to_string(),
-                m.repeated_work.to_string(),
-                m.duplicate_side_effects.to_string(),
-                m.safety_violations.to_string(),
-                format!("{:.4}", m.recovery_quality),
-                m.restore_tokens.to_string(),
-                m.total_tokens.to_string(),
-                format!("{:.3}", m.first_action_ms),
-                format!("{:.3}", m.completion_ms),
-                m.history_tokens.to_string(),
-                format!(
-                    "{:.4}",
-                    t.map(|t| t.compression_ratio)
-                        .unwrap_or(m.compression_ratio)
-                ),
-                r.diagnostics.context_overflow.is_some().to_string(),
-                r.source.as_str().to_string(),
-                t.and_then(|t| t.needed_value_retention)
-                    .map(|x| format!("{x:.4}"))
-                    .unwrap_or_default(),
-                t.and_then(|t| t.user_statement_retention)
-                    .map(|x| format!("{x:.4}"))
-                    .unwrap_or_default(),
-                t.and_then(|t| t.next_action_agrees)
-                    .map(|a| a.to_string())
-                    .unwrap_or_default(),
-                r.error_class
-                    .map(|c| c.as_str().to_string())
-                    .unwrap_or_default(),
-                r.diagnostics.steps.to_string(),
-                lv(&|l| l.calls.to_string()),
-                lv(&|l| l.requests.to_string()),
-                lv(&|l| l.retries.to_string()),
-                lv(&|l| l.cache_hits.to_string()),
-                lv(&|l| l.malformed_tool_calls.to_string()),
-                lv(&|l| l.unknown_tools.to_string()),
-                lv(&|l| l.text_only_turns.to_string()),
-                lv(&|l| l.input_tokens.to_string()),
-                lv(&|l| l.output_tokens.to_string()),
-                lv(&|l| l.cost_usd.map(|c| format!("{c:.6}")).unwrap_or_default()),
-                lv(&|l| format!("{:.3}", l.latency_ms)),
-                g.map(|g| {
-                    serde_json::to_value(g.status)
-                        .ok()
-                        .and_then(|v| v.as_str().map(str::to_string))
-                        .unwrap_or_default()
-                })
-                .unwrap_or_default(),
-                g.map(|g| {
-                    g.reasons
-                        .iter()
-                        .filter_map(|r| {
-                            serde_json::to_value(r)
-                                .ok()
-                                .and_then(|v| v.as_str().map(str::to_string))
-                        })
-                        .collect::<Vec<_>>()
-                        .join(" ")
-                })
-                .unwrap_or_default(),
-                g.map(|g| g.bytes.total.to_string()).unwrap_or_default(),
-                g.map(|g| g.max_bytes.to_string()).unwrap_or_default(),
-                g.map(|g| g.held.to_string()).unwrap_or_default(),
-            ])
-            .map_err(|e| e.to_string())?;
+            w.serialize(RunRow::of(r)).map_err(|e| e.to_string())?;
         }
-        w.into_inner().map_err(|e| e.to_string())
+        let mut bytes = w.into_inner().map_err(|e| e.to_string())?;
+        if records.is_empty() {
+            // The header alone: what `serialize` writes above the first row.
+            let mut probe = csv::Writer::from_writer(Vec::new());
+            probe
+                .serialize(RunRow::default())
+                .map_err(|e| e.to_string())?;
+            let probe = probe.into_inner().map_err(|e| e.to_string())?;
+            let end = probe
+                .iter()
+                .position(|&b| b == b'\n')
+                .map_or(probe.len(), |i| i + 1);
+            bytes = probe[..end].to_vec();
+        }
+        Ok(bytes)
     }
 }
 
