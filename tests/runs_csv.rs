@@ -3,14 +3,19 @@
 //! that do not apply left empty.
 
 use compaction_eval::record::RunRecord;
-use compaction_eval::report::{Export, RunsCsv, summarize};
+use compaction_eval::report::{Export, ExportInput, RunsCsv, summarize};
 
 const HEADER: &str = "scenario,scale,interrupt,strategy,model,rep,seed,status,error,task_success,omitted_context,repeated_work,duplicate_side_effects,safety_violations,recovery_quality,restore_tokens,total_tokens,first_action_ms,completion_ms,history_tokens,compression_ratio,context_overflow,source,needed_value_retention,user_statement_retention,next_action_agrees,error_class,steps,live_calls,live_requests,live_retries,cache_hits,malformed_tool_calls,unknown_tools,text_only_turns,input_tokens,output_tokens,cost_usd,model_latency_ms,governed_status,governed_reasons,governed_bytes,governed_max_bytes,governed_held\n";
 
 fn csv(records: &[RunRecord]) -> String {
-    let bytes = RunsCsv
-        .render(records, &summarize(records), &serde_json::Value::Null)
-        .expect("runs.csv");
+    let summary = summarize(records);
+    let input = ExportInput {
+        records,
+        summary: &summary,
+        manifest: &serde_json::Value::Null,
+        plots: &[],
+    };
+    let bytes = RunsCsv.render(&input).expect("runs.csv");
     String::from_utf8(bytes).expect("utf-8")
 }
 
