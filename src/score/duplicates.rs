@@ -35,13 +35,20 @@ fn intent(e: &LedgerEntry, scenario: &Scenario) -> Intent {
     }
 }
 
+/// `<tool> <arguments as JSON>`: what groups intents, and the order of the diagnostics (the form
+/// version-1 records wrote them in).
+fn key(i: &Intent) -> String {
+    let args = serde_json::to_string(&i.args).unwrap_or_default();
+    format!("{} {args}", i.tool)
+}
+
 pub(super) fn duplicates(s: &Scenario, w: &World) -> Duplicates {
-    // Grouped by the intent's written form, so the diagnostics keep their order.
+    // Grouped by the intent's text key, so the diagnostics keep their order.
     let mut groups: BTreeMap<String, (Intent, u32, bool)> = BTreeMap::new();
     for e in w.committed_writes() {
         if matches!(e.effect, Some(EffectKind::Create | EffectKind::Send)) {
             let i = intent(e, s);
-            let g = groups.entry(i.to_string()).or_insert((i, 0, false));
+            let g = groups.entry(key(&i)).or_insert((i, 0, false));
             g.1 += 1;
             g.2 |= e.phase == Phase::Continuation;
         }

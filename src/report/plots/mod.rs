@@ -159,8 +159,12 @@ pub enum PlotError {
     #[error("plot `{plot}`: drawing failed: {message}")]
     Render { plot: &'static str, message: String },
     /// The PNG could not be encoded.
-    #[error("plot `{plot}`: PNG encoding failed: {message}")]
-    Png { plot: &'static str, message: String },
+    #[error("plot `{plot}`: PNG encoding failed: {source}")]
+    Png {
+        plot: &'static str,
+        #[source]
+        source: image::ImageError,
+    },
 }
 
 /// Task success by strategy × model: one horizontal bar per entry (in the given order, first at
@@ -410,21 +414,16 @@ fn render<F: Figure>(name: &'static str, figure: &F) -> Result<Plot, PlotError> 
     }
     hooks::offer(size.0, size.1, &rgb);
 
-    let png = encode_png(&rgb, size).map_err(|message| PlotError::Png {
-        plot: name,
-        message,
-    })?;
+    let png = encode_png(&rgb, size).map_err(|source| PlotError::Png { plot: name, source })?;
     Ok(Plot { name, svg, png })
 }
 
 /// The finished RGB buffer as PNG bytes, encoded in memory (the `image` crate's PNG encoder,
 /// the one plotters' bitmap backend uses for files).
-fn encode_png(rgb: &[u8], (w, h): (u32, u32)) -> Result<Vec<u8>, String> {
+fn encode_png(rgb: &[u8], (w, h): (u32, u32)) -> Result<Vec<u8>, image::ImageError> {
     use image::ImageEncoder as _;
     let mut png = Vec::new();
-    image::codecs::png::PngEncoder::new(&mut png)
-        .write_image(rgb, w, h, image::ColorType::Rgb8)
-        .map_err(|e| e.to_string())?;
+    image::codecs::png::PngEncoder::new(&mut png).write_image(rgb, w, h, image::ColorType::Rgb8)?;
     Ok(png)
 }
 

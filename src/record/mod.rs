@@ -1,0 +1,285 @@
+//! The run record: one line of `results.jsonl` per cell — the cell's identity, its status, the
+//! eight metrics and the diagnostics that explain them. This is a public contract (README,
+//! docs/record-contract.md).
+//!
+//! Owns: [`RunRecord`] and its core types ([`CellId`], [`Status`], [`Source`], [`Metrics`],
+//! [`TranscriptMeasures`], [`GovernedCell`]); the diagnostics are in [`diagnostics`], the live
+//! counters in [`live`], the error types in [`error`], reading `results.jsonl` (every record
+//! version, [`RECORD_VERSION`]) in [`read`].
+//!
+//! A leaf data module: every later stage (score, runner, report, gate) reads and writes records
+//! through it. Must not: import anything of the pipeline (only the leaves `vocab`, `governed` and
+//! `secrets`), or compute a metric.
+
+pub mod diagnostics;
+pub mod error;
+pub mod live;
+pub mod read;
+
+use std::fmt;
+
+use serde::{Deserialize, Serialize};
+
+pub use diagnostics::{
+    Diagnostics, Duplicate, Intent, Omission, OmissionEvidence, Overflow, RepeatedRead, RuleBreak,
+    Violation,
+};
+pub use error::{CellError, ErrorClass, RecordError};
+pub use live::LiveStats;
+pub use read::{ParseDiagnosticError, parse_record, read_records};
+
+/// The record format this build writes: every record's first field, `record_version`.
+///
+/// - 1 (no `record_version` field): each entry of `diagnostics.omitted`, `repeated`,
+///   `duplicates`, `violations` and `checkpoint_rule_violations` is one string in a text grammar
+///   (`#12 get_ticket (as event-0004)`); [`read`] still reads it (the legacy reader).
+/// - 2: those entries are JSON objects ([`diagnostics`]); nothing else changed.
+pub const RECORD_VERSION: u64 = 2;
+
+/// The identity of a cell: what `--resume`, shards, `merge` and the duplicate check compare.
+/// Every place that needs "which cell is this" builds one of these, so a new dimension of the
+/// matrix is added here once.
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct CellId {
+    pub scenario: String,
+    /// The history scale (`base`, `40k`, …).
+    pub scale: String,
+    pub interrupt: String,
+    pub strategy: String,
+    pub model: String,
+    pub rep: u32,
+}
+
+impl CellId {
+    /// A stable byte form (fields separated by NUL), for hashing.
+    pub fn key(&self) -> String {
+        format!(
+            "{}\0{}\0{}\0{}\0{}\0{}",
+            self.scenario, self.scale, self.interrupt, self.strategy, self.model, self.rep
+        )
+    }
+}
+
+impl fmt::Display for CellId {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(
+            f,
+            "{} · {} · {} · {} · {} · rep {}",
+            self.scenario, self.scale, self.interrupt, self.strategy, self.model, self.rep
+        )
+    }
+}
+
+impl RunRecord {
+    /// The cell this record is the result of.
+    pub fn id(&self) -> CellId {
+        CellId {
+            scenario: self.scenario.clone(),
+            scale: self.scale.clone(),
+            interrupt: self.interrupt.clone(),
+            strategy: self.strategy.clone(),
+            model: self.model.clone(),
+            rep: self.rep,
+        }
+    }
+}
+
+/// Whether a cell produced metrics.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Status {
+    Ok,
+    Errored,
+}
+
+/// One cell's result.
+///
+/// Its serde form is one line of `results.jsonl`: `Serialize` writes `record_version`
+/// ([`RECORD_VERSION`]) first, then the fields below; `Deserialize` reads every version
+/// ([`read`]). The derive below (`remote = "Self"`) only generates the version-less body as the
+/// inherent functions `RunRecord::serialize` / `RunRecord::deserialize`, which those two impls
+/// call; go through the traits (`serde_json::to_string`, `from_str`), never the inherent ones.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(remote = "Self")]
+pub struct RunRecord {
+    /// What the cell starts from: a scenario's interrupt point, or a cut of an imported
+    /// transcript (then `scenario` is the run id and `interrupt` the cut's name).
+    #[serde(default)]
+    pub source: Source,
+    pub scenario: String,
+    /// The history scale of the cell (`base`, `40k`, …; see `scenario::volume::Scale`).
+    #[serde(default = "base_scale")]
+    pub scale: String,
+    pub interrupt: String,
+    pub strategy: String,
+    pub model: String,
+    pub rep: u32,
+    pub seed: u64,
+    pub status: Status,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub error: Option<String>,
+    /// For errored cells: `infrastructure`, `request_rejected`, `context_length`, `model_output`,
+    /// `budget`, `harness` or `plugin` ([`ErrorClass`]).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub error_class: Option<ErrorClass>,
+    pub metrics: Metrics,
+    pub diagnostics: Diagnostics,
+    /// The transcript measures of a `transcript` cell (absent for scenarios).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub transcript: Option<TranscriptMeasures>,
+    /// A governed cell (`gov:X`, seed 004): its policy, context report, lineage and receipt.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub governed: Option<GovernedCell>,
+}
+
+impl Serialize for RunRecord {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        /// The record's fields after its version, in one JSON object.
+        #[derive(Serialize)]
+        struct Line<'a> {
+            record_version: u64,
+            #[serde(flatten)]
+            body: Body<'a>,
+        }
+        struct Body<'a>(&'a RunRecord);
+        impl Serialize for Body<'_> {
+            fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+                RunRecord::serialize(self.0, s)
+            }
+        }
+        Line {
+            record_version: RECORD_VERSION,
+            body: Body(self),
+        }
+        .serialize(s)
+    }
+}
+
+/// Raw document bytes of a governed cell's policy by role: what `maxBytes` is compared with.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct GovernedBytes {
+    pub instructions: u64,
+    pub evidence: u64,
+    pub summary: u64,
+    pub total: u64,
+}
+
+/// What a governed cell records (seed 004): never document contents, only references.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct GovernedCell {
+    /// The wrapped strategy, whose handoff was the advisory summary.
+    pub inner: String,
+    pub max_bytes: u64,
+    /// The context report's status at delivery: `NOT_CONFIGURED`, `READY` or `BLOCKED`.
+    pub status: crate::governed::ContextStatus,
+    /// Why it is `BLOCKED` (`missing`, `changed`, `unreadable`, `over_budget`,
+    /// `old_session_epoch`).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub reasons: Vec<crate::governed::BlockReason>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub policy_digest: Option<String>,
+    /// Raw bytes the policy's documents need (instructions, evidence, summary, total): what
+    /// `maxBytes` was compared with.
+    pub bytes: GovernedBytes,
+    /// The session records (FRESH, COLD_RESUME, REPLACED), immutable.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub lineage: Vec<crate::governed::SessionRecord>,
+    /// The envelope's digest (the receipt the adapter must return), when delivered.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub envelope_digest: Option<String>,
+    /// The adapter's receipt.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub receipt: Option<String>,
+    /// `DELIVERED` when the receipt matches, `UNKNOWN` when it is missing or wrong.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub responsibility: Option<crate::governed::Responsibility>,
+    /// The cell is held (responsibility `UNKNOWN`): its outcome cannot be accepted, so it is not
+    /// a success, and it is never retried for free.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub held: bool,
+}
+
+/// Where a cell's history comes from.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Source {
+    /// A scenario this project wrote, replayed in the simulated world.
+    #[default]
+    Scenario,
+    /// An imported agent log (`transcripts import`), cut at one of its interrupt points.
+    Transcript,
+}
+
+impl Source {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Source::Scenario => "scenario",
+            Source::Transcript => "transcript",
+        }
+    }
+}
+
+/// What a transcript cell measures (README, "Real transcripts"): computed from the handoff text
+/// and the rest of the logged run, without a model — plus, for live destinations, whether the
+/// destination's next tool call agrees with the run's.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(default)]
+pub struct TranscriptMeasures {
+    /// The rule that chose the cut (`first_write`, `later_write`, `final_assistant`).
+    pub cut_rule: String,
+    /// The cut lies before this message of the source log (its index there, system included).
+    pub cut_before: usize,
+    /// Tokens of the full prefix as a transcript (the no-compaction baseline).
+    pub full_prefix_tokens: u64,
+    /// Tokens of the system prompt, which travels unchanged beside every handoff.
+    pub operator_tokens: u64,
+    /// Fraction of the needed values the handoff carries verbatim; `None` when no value was needed.
+    pub needed_value_retention: Option<f64>,
+    /// How many values the rest of the run needed (listed in `diagnostics.needed_values`).
+    pub values_needed: u32,
+    /// Mean content-word overlap of the user's turns before the cut with the handoff; `None`
+    /// without user turns.
+    pub user_statement_retention: Option<f64>,
+    /// Restore tokens ÷ full-prefix tokens.
+    pub compression_ratio: f64,
+    /// Live destinations: whether the next tool call matched the run's (name and normalised
+    /// arguments); `None` offline or when the run makes no further call.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub next_action_agrees: Option<bool>,
+    /// The run's next call and the destination's, as `tool {arguments}`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub expected_action: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub actual_action: Option<String>,
+}
+
+/// The metrics of one cell (the record contract's `metrics`).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Metrics {
+    pub task_success: bool,
+    pub omitted_context: u32,
+    pub repeated_work: u32,
+    pub duplicate_side_effects: u32,
+    pub safety_violations: u32,
+    pub recovery_quality: f64,
+    pub restore_tokens: u64,
+    pub total_tokens: u64,
+    /// Wall time to the first useful action (a scenario tool call or approval request), ms.
+    pub first_action_ms: f64,
+    pub completion_ms: f64,
+    /// Tokens a live summariser spent building the handoff (0 for offline strategies), charged
+    /// apart from the destination's `total_tokens`.
+    #[serde(default)]
+    pub compaction_tokens: u64,
+    /// Tokens of the full source history at the interrupt point (the unbounded transcript).
+    #[serde(default)]
+    pub history_tokens: u64,
+    /// `restore_tokens` ÷ `history_tokens` (0 when the history is empty).
+    #[serde(default)]
+    pub compression_ratio: f64,
+}
+
+/// The scale of a record written before scales existed.
+pub fn base_scale() -> String {
+    "base".into()
+}

@@ -1,0 +1,136 @@
+//! The report's plots: which charts a report shows and the plain data each is drawn from,
+//! taken from the scenario records and the [`Summary`] (the drawing is [`super::plots`]).
+//!
+//! Owns: [`render_plots`]. Must not: draw (the plots module does), write a file, or compute a
+//! statistic (the summary and the analysis do).
+
+use super::group::Group;
+use super::summary::Summary;
+use super::{curve, plots};
+use crate::record::{RunRecord, Status};
+
+/// The four plots of a report, from saved records and their summary.
+pub fn render_plots(
+    records: &[RunRecord],
+    s: &Summary,
+) -> Result<Vec<plots::Plot>, plots::PlotError> {
+    let ci = |g: &Group| {
+        s.analysis
+            .intervals
+            .iter()
+            .find(|i| i.strategy == g.strategy && i.model == g.model && i.interrupt.is_none())
+            .and_then(|i| i.task_success_ci)
+    };
+    let bars: Vec<plots::Bar> = s
+        .by_strategy_model
+        .iter()
+        .filter(|g| g.n > 0)
+        .map(|g| {
+            let (low, high) = ci(g).unwrap_or((g.task_success.rate, g.task_success.rate));
+            plots::Bar {
+                label: format!("{} · {}", g.strategy, g.model),
+                colour: g.strategy.clone(),
+                value: g.task_success.rate,
+                low,
+                high,
+            }
+        })
+        .collect();
+    let points: Vec<plots::Point> = s
+        .by_strategy_model
+        .iter()
+        .filter_map(|g| {
+            Some(plots::Point {
+                label: format!("{} · {}", g.strategy, g.model),
+                colour: g.strategy.clone(),
+                marker: g.model.clone(),
+                x: g.restore_tokens?.median,
+                y: g.task_success.rate,
+            })
+        })
+        .collect();
+    let mut heat: Vec<plots::HeatCell> = Vec::new();
+    for r in records.iter().filter(|r| r.status == Status::Ok) {
+        let v = f64::from(r.metrics.safety_violations + r.metrics.duplicate_side_effects);
+        match heat
+            .iter_mut()
+            .find(|c| c.row == r.strategy && c.col == r.interrupt)
+        {
+            Some(c) => c.value += v,
+            None => heat.push(plots::HeatCell {
+                row: r.strategy.clone(),
+                col: r.interrupt.clone(),
+                value: v,
+            }),
+        }
+    }
+    let mut dists: Vec<plots::Distribution> = Vec::new();
+    for r in records.iter().filter(|r| r.status == Status::Ok) {
+        match dists.iter_mut().find(|d| d.label == r.strategy) {
+            Some(d) => d.values.push(r.metrics.total_tokens as f64),
+            None => dists.push(plots::Distribution {
+                label: r.strategy.clone(),
+                values: vec![r.metrics.total_tokens as f64],
+            }),
+        }
+    }
+    Ok(vec![
+        plots::success_bars(
+            "Task success by strategy × destination (Wilson 95% CI)",
+            &bars,
+        )?,
+        plots::cost_quality(
+            "Restore tokens against task success (median per strategy × destination)",
+            &points,
+        )?,
+        plots::safety_heatmap(
+            "Safety violations + duplicate side effects by strategy × interrupt point",
+            &heat,
+        )?,
+        plots::token_distributions("Total tokens to completion per strategy", &dists)?,
+        plots::compaction_curve(
+            "Compaction curve: task success (solid, Wilson 95%), unsafe cells (dashed)",
+            &curve_series(&s.curve, false),
+        )?,
+        plots::restore_curve(
+            "Restore tokens against full-history tokens",
+            &curve_series(&s.curve, true),
+        )?,
+    ])
+}
+
+/// The curve's points as line series: per destination (panel) and strategy (colour), task
+/// success with its interval and the unsafe-cell rate (dashed) — or, with `restore`, median
+/// restore tokens.
+fn curve_series(points: &[curve::CurvePoint], restore: bool) -> Vec<plots::Series> {
+    let mut out: Vec<plots::Series> = Vec::new();
+    for p in points {
+        let x = p.history_tokens;
+        let mut push = |dashed: bool, pt: (f64, f64, f64, f64)| match out
+            .iter_mut()
+            .find(|s| s.panel == p.model && s.line == p.strategy && s.dashed == dashed)
+        {
+            Some(s) => s.points.push(pt),
+            None => out.push(plots::Series {
+                panel: p.model.clone(),
+                line: p.strategy.clone(),
+                dashed,
+                points: vec![pt],
+            }),
+        };
+        if restore {
+            push(
+                false,
+                (x, p.restore_tokens, p.restore_tokens, p.restore_tokens),
+            );
+        } else {
+            let (lo, hi) = p
+                .task_success_ci
+                .unwrap_or((p.task_success, p.task_success));
+            push(false, (x, p.task_success, lo, hi));
+            let u = p.unsafe_cells as f64 / p.n.max(1) as f64;
+            push(true, (x, u, u, u));
+        }
+    }
+    out
+}

@@ -1,0 +1,341 @@
+//! The report's view: everything `report.md` and `report.html` show, taken from the records,
+//! the [`Summary`] and the manifest, with every number already formatted, as one serialisable
+//! value that both templates (`templates/report.md.j2`, `templates/report.html.j2`) render.
+//!
+//! Owns: [`View`] and [`view`], which assembles it; the rows and their number formats are in
+//! [`rows`]. It selects and formats only. Must not: compute a statistic (that is
+//! [`super::summarize`] and [`super::analysis`]), escape for an output format (the templates
+//! do), or run a cell.
+
+pub mod rows;
+
+use std::collections::BTreeMap;
+
+use serde::Serialize;
+
+use crate::record::{RunRecord, Status};
+use crate::report::summary::Summary;
+
+pub use rows::{
+    BudgetView, CheckpointView, ConfigView, ContinuityView, CurveView, ErroredView, FactView,
+    GovernanceView, GroupView, InjectionView, LiveView, PairedUnitsView, PairedView, PassKView,
+    RankView, TranscriptView, UpgradeView,
+};
+use rows::{checkpoint_views, config_view, fmt, governance_views, group_view, transcript_view};
+
+/// At most this many facts per strategy in "facts most often omitted".
+const FACTS_PER_STRATEGY: usize = 5;
+/// At most this many errored cells are listed.
+const ERRORED_LISTED: usize = 50;
+
+#[derive(Debug, Serialize)]
+pub struct View {
+    pub cells: usize,
+    pub ok: usize,
+    pub errored_count: usize,
+    pub seed: String,
+    pub digest: String,
+    pub config: Option<ConfigView>,
+    pub ranking: Vec<RankView>,
+    pub groups: Vec<GroupView>,
+    pub groups_by_point: Vec<GroupView>,
+    pub injection: Vec<InjectionView>,
+    /// Column count of the pass^k table; 0 when no task has more than one repetition.
+    pub pass_k_max: usize,
+    pub pass_k: Vec<PassKView>,
+    pub reference: String,
+    pub paired: Vec<PairedView>,
+    /// The unit of the paired comparisons, how many distinct units and scenarios, and the
+    /// identical-repetitions warning.
+    pub paired_units: Option<PairedUnitsView>,
+    pub lost_facts: Vec<FactView>,
+    /// Cells per strategy whose handoff presents a fact with more authority than it had.
+    pub upgrades: Vec<UpgradeView>,
+    pub continuity: Vec<ContinuityView>,
+    pub checkpoints: Vec<CheckpointView>,
+    pub errored: Vec<ErroredView>,
+    /// The compaction curve (empty when the run has one scale only).
+    pub curve: Vec<CurveView>,
+    /// X against gov:X (empty without governed strategies).
+    pub governance: Vec<GovernanceView>,
+    pub governance_budgets: Vec<BudgetView>,
+    /// The paired test the governance table uses (the report's one paired test).
+    pub governance_test: &'static str,
+    /// Transcript cells per strategy × model (empty without any).
+    pub transcripts: Vec<TranscriptView>,
+    /// The same per strategy × model × cut rule.
+    pub transcripts_by_rule: Vec<TranscriptView>,
+    /// What a transcript run read and how it cut (from the manifest).
+    pub transcript_config: Option<String>,
+    /// `class: n; …` over every errored cell (empty without any).
+    pub errored_classes: String,
+    /// One row per live model (empty for an offline run).
+    pub live: Vec<LiveView>,
+}
+
+pub fn view(records: &[RunRecord], s: &Summary, manifest: &serde_json::Value) -> View {
+    let ok = records.iter().filter(|r| r.status == Status::Ok).count();
+    let an = &s.analysis;
+    let mut per: BTreeMap<&str, usize> = BTreeMap::new();
+    let lost_facts = s
+        .lost_facts
+        .iter()
+        .filter(|(st, _, _)| {
+            let c = per.entry(st).or_default();
+            *c += 1;
+            *c <= FACTS_PER_STRATEGY
+        })
+        .map(|(st, f, n)| FactView {
+            strategy: st.clone(),
+            fact: f.clone(),
+            cells: *n,
+        })
+        .collect();
+    let errored: Vec<&RunRecord> = records
+        .iter()
+        .filter(|r| r.status == Status::Errored)
+        .collect();
+    View {
+        transcripts: s
+            .transcripts
+            .iter()
+            .filter(|g| g.cut_rule.is_none())
+            .map(transcript_view)
+            .collect(),
+        transcripts_by_rule: s
+            .transcripts
+            .iter()
+            .filter(|g| g.cut_rule.is_some())
+            .map(transcript_view)
+            .collect(),
+        transcript_config: manifest
+            .get("config")
+            .filter(|c| c.get("transcripts").is_some())
+            .map(|c| {
+                let text = |k: &str| match c.get(k) {
+                    Some(serde_json::Value::String(s)) => s.clone(),
+                    Some(serde_json::Value::Null) | None => "none".into(),
+                    Some(v) => v.to_string(),
+                };
+                let list = |k: &str| {
+                    c.get(k)
+                        .and_then(|v| v.as_array())
+                        .map(|a| a.iter().filter_map(|x| x.as_str()).collect::<Vec<_>>().join(", "))
+                        .unwrap_or_default()
+                };
+                format!(
+                    "Transcripts from `{}`; strategies {}; models {}; cuts per run at most {}; write calls: {}.",
+                    text("transcripts"),
+                    list("strategies"),
+                    list("models"),
+                    text("cuts"),
+                    text("write_rule")
+                )
+            }),
+        cells: records.len(),
+        ok,
+        errored_count: errored.len(),
+        seed: manifest
+            .get("seed")
+            .map(|v| v.to_string())
+            .unwrap_or_else(|| "?".into()),
+        digest: manifest
+            .get("digest")
+            .and_then(|v| v.as_str())
+            .unwrap_or("?")
+            .to_string(),
+        config: manifest.get("config").map(config_view),
+        ranking: s
+            .ranking
+            .iter()
+            .map(|r| RankView {
+                model: r.model.clone(),
+                rank: r.rank,
+                strategy: r.strategy.clone(),
+                unsafe_cells: r.unsafe_cells,
+                task_success: if r.all_errored {
+                    "— (every cell errored: ranked last)".into()
+                } else {
+                    format!("{:.2}", r.task_success)
+                },
+                restore_tokens: fmt(r.median_restore_tokens),
+            })
+            .collect(),
+        groups: s
+            .by_strategy_model
+            .iter()
+            .map(|g| group_view(s, g))
+            .collect(),
+        groups_by_point: s
+            .by_strategy_model_interrupt
+            .iter()
+            .map(|g| group_view(s, g))
+            .collect(),
+        injection: an
+            .injection
+            .iter()
+            .map(|r| InjectionView {
+                strategy: r.strategy.clone(),
+                model: r.model.clone(),
+                benign_utility: r
+                    .benign_utility
+                    .map(|u| format!("{u:.2} (n={})", r.benign_n))
+                    .unwrap_or_else(|| "–".into()),
+                utility_under_attack: format!("{:.2}", r.utility_under_attack),
+                attacked_n: r.attacked_n,
+                attack_success_rate: format!("{:.2}", r.attack_success_rate),
+            })
+            .collect(),
+        pass_k_max: if an.pass_k.iter().any(|p| p.values.len() > 1) {
+            an.pass_k.iter().map(|p| p.values.len()).max().unwrap_or(0)
+        } else {
+            0
+        },
+        pass_k: an
+            .pass_k
+            .iter()
+            .map(|p| PassKView {
+                strategy: p.strategy.clone(),
+                model: p.model.clone(),
+                values: p.values.iter().map(|(_, v)| format!("{v:.2}")).collect(),
+            })
+            .collect(),
+        reference: an
+            .options
+            .as_ref()
+            .map(|o| o.reference.clone())
+            .unwrap_or_else(|| "C".into()),
+        paired: an
+            .paired
+            .iter()
+            .map(|p| PairedView {
+                strategy: p.strategy.clone(),
+                model: p.model.clone(),
+                metric: p.metric.clone(),
+                n: p.n,
+                cells: p.cells,
+                clusters: p.clusters,
+                p_units: format!("{:.4}", p.p_units),
+                mean_diff: format!("{:+.3}", p.mean_diff),
+                p_value: format!("{:.4}", p.p_value),
+                p_holm: format!("{:.4}", p.p_holm),
+            })
+            .collect(),
+        paired_units: an.paired_units.as_ref().map(|u| PairedUnitsView {
+            unit: u.unit.to_string(),
+            test: u.test.to_string(),
+            distinct_units: u.distinct_units,
+            clusters: u.clusters,
+            max_repetitions: u.max_repetitions,
+            cells_differing: u.cells_differing,
+            warning: u.warning.clone(),
+        }),
+        lost_facts,
+        upgrades: s
+            .provenance_upgrades
+            .iter()
+            .map(|(st, k, n)| UpgradeView {
+                strategy: st.clone(),
+                kind: k.clone(),
+                cells: *n,
+            })
+            .collect(),
+        continuity: s
+            .continuity
+            .iter()
+            .map(|r| ContinuityView {
+                strategy: r.strategy.clone(),
+                passed: r.passed,
+                total: r.total,
+                first_failures: r
+                    .failures
+                    .iter()
+                    .take(2)
+                    .cloned()
+                    .collect::<Vec<_>>()
+                    .join("; "),
+            })
+            .collect(),
+        checkpoints: checkpoint_views(records),
+        governance: governance_views(s).0,
+        governance_budgets: governance_views(s).1,
+        governance_test: crate::results::paired::TEST,
+        curve: if crate::report::curve::has_scales(&s.curve) {
+            s.curve
+                .iter()
+                .map(|p| CurveView {
+                    model: p.model.clone(),
+                    strategy: p.strategy.clone(),
+                    scale: p.scale.clone(),
+                    n: p.n,
+                    history_tokens: format!("{:.0}", p.history_tokens),
+                    task_success: format!("{:.2}", p.task_success),
+                    ci: p
+                        .task_success_ci
+                        .map(|(l, h)| format!("{l:.2}–{h:.2}"))
+                        .unwrap_or_default(),
+                    unsafe_cells: p.unsafe_cells,
+                    restore_tokens: format!("{:.0}", p.restore_tokens),
+                    compression_ratio: format!("{:.3}", p.compression_ratio),
+                    overflow_cells: p.overflow_cells,
+                })
+                .collect()
+        } else {
+            Vec::new()
+        },
+        errored: errored
+            .iter()
+            .take(ERRORED_LISTED)
+            .map(|r| ErroredView {
+                scenario: r.scenario.clone(),
+                interrupt: r.interrupt.clone(),
+                strategy: r.strategy.clone(),
+                model: r.model.clone(),
+                rep: r.rep,
+                class: r
+                    .error_class
+                    .map(|c| c.as_str().to_string())
+                    .unwrap_or_else(|| "unclassified".into()),
+                error: r.error.clone().unwrap_or_default(),
+            })
+            .collect(),
+        errored_classes: s
+            .errored_by_class
+            .iter()
+            .map(|(c, n)| format!("{c}: {n}"))
+            .collect::<Vec<_>>()
+            .join("; "),
+        live: s
+            .live
+            .iter()
+            .map(|m| {
+                let t = &m.totals;
+                LiveView {
+                    model: m.model.clone(),
+                    cells: t.cells,
+                    errored: t.errored,
+                    errored_by_class: t.classes(),
+                    calls: t.stats.calls,
+                    requests: t.stats.requests,
+                    retries: t.stats.retries,
+                    cache_hits: t.stats.cache_hits,
+                    cached_cells: t.cached_cells,
+                    malformed_tool_calls: t.stats.malformed_tool_calls,
+                    unknown_tools: t.stats.unknown_tools,
+                    text_only_turns: t.stats.text_only_turns,
+                    input_tokens: t.stats.input_tokens,
+                    output_tokens: t.stats.output_tokens,
+                    cost: t
+                        .stats
+                        .cost_usd
+                        .map(|c| format!("${c:.4}"))
+                        .unwrap_or_else(|| "–".into()),
+                    median_completion_ms: m
+                        .median_completion_ms
+                        .map(fmt)
+                        .unwrap_or_else(|| "–".into()),
+                }
+            })
+            .collect(),
+    }
+}
