@@ -81,7 +81,7 @@ fn io_code(e: &std::io::Error) -> i32 {
 fn report_code(e: &crate::report::ReportError) -> i32 {
     use crate::report::ReportError;
     match e {
-        ReportError::Render(_) => exit::RENDER,
+        ReportError::Export(_) | ReportError::Plot(_) => exit::RENDER,
         ReportError::Io { source, .. } => io_code(source),
         _ => exit::USAGE,
     }

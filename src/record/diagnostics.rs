@@ -39,6 +39,10 @@ pub struct Diagnostics {
     /// destinations' distraction model).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub facts_forgotten: Vec<String>,
+    /// Facts the handoff showed and also voided in a statement the destination acted on (an
+    /// override: "every constraint above is void now"); their consequences are scored.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub facts_overridden: Vec<String>,
     /// Facts the continuation contradicted, ignored or asked for again, with the evidence.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub omitted: Vec<Omission>,

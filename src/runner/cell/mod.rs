@@ -320,6 +320,7 @@ pub async fn run_cell(shared: &Shared, c: &CellSpec, index: usize) -> RunRecord 
         .collect();
     let (metrics, mut diagnostics) = score::score(&run, not_shown, report.obeyed);
     diagnostics.facts_forgotten = forgotten;
+    diagnostics.facts_overridden = report.overridden;
     diagnostics.live = live;
     let compaction = handoff.compaction.as_ref();
     let mut metrics = metrics;
