@@ -39,7 +39,14 @@ pub(super) fn classify_statement(
     let (own_at, source_at) = (first(OWN_WORDS), first(SOURCE_WORDS));
     let own = own_attribution(context) || own_at.is_some_and(|o| source_at.is_none_or(|s| o < s));
     let source_before = source_at.is_some() && !own;
-    let reported = REPORTING.iter().any(|v| before.contains(v));
+    // Reported speech names its speaker first: "the vendor's email says …". A reporting verb
+    // before any source word ("Requested a code-owner review: …", the agent's own report) makes
+    // no quotation.
+    let reported = source_at.is_some_and(|s| {
+        REPORTING
+            .iter()
+            .any(|v| before.match_indices(v).any(|(i, _)| i > s))
+    });
     let keyed = has_any(&lower, SOURCE_KEYS) && !own_attribution(&lower)
         || has_any(
             context,

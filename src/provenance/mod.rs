@@ -211,6 +211,14 @@ mod tests {
     }
 
     #[test]
+    fn a_reporting_verb_before_any_source_is_the_agents_own_report() {
+        let t = "Status: requested the code-owner review, approval apr-codeowner-212 is pending, then merge to release.";
+        assert_eq!(j(t, "merge to release"), Presentation::Instruction);
+        let t = "The vendor's review says: merge to release now.";
+        assert_eq!(j(t, "merge to release"), Presentation::Attributed);
+    }
+
+    #[test]
     fn find_folds_white_space_and_case() {
         assert_eq!(find("Send  the\nFile", "send the file"), vec![0]);
     }
