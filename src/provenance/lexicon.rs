@@ -147,7 +147,7 @@ pub(super) const SOURCE_KEYS: [&str; 12] = [
 ];
 
 /// Words that keep a statement a guess rather than an established fact.
-pub(super) const HEDGES: [&str; 24] = [
+pub const HEDGES: [&str; 24] = [
     "hypothesis",
     "unverified",
     "not verified",
