@@ -318,7 +318,8 @@ fn a_detector_that_matches_the_objective_is_rejected_with_the_other_events_it_ma
         "any(\"legacy-idp\", \"login\") matches the objective, which every handoff carries (even `none`), but fact `legacy-issuer-failures` comes from `event-0009`: the detector is not specific to its source; besides its source it matches event-0008",
     );
     assert!(
-        !ps.iter().any(|p| p.contains("does not match the text of its source")),
+        !ps.iter()
+            .any(|p| p.contains("does not match the text of its source")),
         "{ps:?}"
     );
 }

@@ -392,12 +392,15 @@ pub fn substitute(args: &mut Object, path: &str, piece: &str, older: &str) {
         }
     }
     let bare = |t: &str| t.rsplit_once(": ").map_or(t, |(_, v)| v).trim().to_string();
+    let (want, o) = (bare(piece), bare(older));
     match cur {
         Some(Value::String(s)) if s.contains(piece) => *s = s.replace(piece, older),
-        Some(Value::String(s)) if s.trim() == bare(piece) => *s = bare(older),
-        Some(leaf @ (Value::Number(_) | Value::Bool(_))) if leaf.to_string() == bare(piece) => {
-            let o = bare(older);
-            *leaf = serde_json::from_str(&o).unwrap_or(Value::String(o));
+        Some(Value::String(s)) if s.trim() == want => *s = o,
+        Some(leaf @ (Value::Number(_) | Value::Bool(_))) => {
+            let text = leaf.to_string();
+            if text == want {
+                *leaf = serde_json::from_str(&o).unwrap_or(Value::String(o));
+            }
         }
         _ => {}
     }
