@@ -198,7 +198,7 @@ pub(super) const SOURCE_KEYS: &[&str] = &[
 ];
 
 /// Words that keep a statement a guess rather than an established fact.
-pub(super) const HEDGES: &[&str] = &[
+pub const HEDGES: &[&str] = &[
     "hypothesis",
     "unverified",
     "not verified",

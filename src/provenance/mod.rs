@@ -26,6 +26,7 @@ mod qualities;
 mod spans;
 
 pub use find::find;
+pub use lexicon::HEDGES;
 pub use overrides::{Override, OverrideKind, Target, overrides};
 pub use qualities::{
     is_attributed_to_user, is_hedged, is_marked_verified, presents_reconcile_first,

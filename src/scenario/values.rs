@@ -23,11 +23,19 @@
 //! and is not checked as a whole; but any string that contains the new text of a resource
 //! perturbation of the interrupt point (its `replace`, or the `to` of one of its `changes`) needs
 //! that text visible — it is the stale resource's new revision.
+//!
+//! A value a perturbation's `changes` sets — of a resource or of a record, a string, number or
+//! boolean, or a leaf of an object or array — is needed wherever an argument uses it, whatever
+//! its length: a string argument that contains the new string (or is the new number or boolean),
+//! a number or boolean argument equal to it. A number or boolean of a record is seen as its field
+//! with the value (`capacity: 148`, or `"capacity":148` in a result): a bare `true` is everywhere.
 
 use serde_json::Value;
 
 use super::detect::normalize;
-use crate::spec::{Object, ParamSpec, Perturbation, ToolSpec};
+use crate::spec::{
+    Object, ParamSpec, PathSeg, Perturbation, ToolSpec, ValueChange, parse_field_path,
+};
 
 /// One piece of an argument that must be visible.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -114,21 +122,34 @@ fn walk(
                     older: None,
                 });
             }
-            for (older, newer) in revised_values(perturb) {
-                if !newer.trim().is_empty() && s.contains(newer) {
+            for r in revised_values(perturb) {
+                if r.matches_string(s) {
                     out.push(Needed {
                         path: path.to_string(),
-                        piece: newer.to_string(),
-                        older: Some(older.to_string()),
+                        piece: r.newer,
+                        older: Some(r.older),
                     });
                 }
             }
         }
-        Value::Number(_) if number_needed(v) => out.push(Needed {
-            path: path.to_string(),
-            piece: v.to_string(),
-            older: None,
-        }),
+        Value::Number(_) | Value::Bool(_) => {
+            if number_needed(v) {
+                out.push(Needed {
+                    path: path.to_string(),
+                    piece: v.to_string(),
+                    older: None,
+                });
+            }
+            for r in revised_values(perturb) {
+                if r.matches_scalar(v) {
+                    out.push(Needed {
+                        path: path.to_string(),
+                        piece: r.newer,
+                        older: Some(r.older),
+                    });
+                }
+            }
+        }
         Value::Array(a) => {
             for (i, x) in a.iter().enumerate() {
                 walk(&format!("{path}[{i}]"), param, None, x, perturb, out);
@@ -145,9 +166,37 @@ fn walk(
 
 /// The form of a text that [`visible`] searches: normalised (SHA-256 digests reduced to
 /// `sha256:…` — a checksum is not a place an agent reads an id or an amount from), thousands
-/// separators dropped.
+/// separators dropped, and a JSON key written as YAML or prose writes it (`"capacity":148` reads
+/// `capacity: 148`, so a record's field shows the same in a result and in a summary).
 pub fn seen_text(text: &str) -> String {
-    fold_digits(&normalize(text))
+    unquote_keys(&fold_digits(&normalize(text)))
+}
+
+/// `"key":` (a quoted run without quotes or white space, then a colon) becomes `key: `.
+fn unquote_keys(s: &str) -> String {
+    if !s.contains("\":") {
+        return s.to_string();
+    }
+    let mut out = String::with_capacity(s.len());
+    let mut rest = s;
+    while let Some(i) = rest.find('"') {
+        out.push_str(&rest[..i]);
+        let after = &rest[i + 1..];
+        let key_end = after.find(|c: char| c == '"' || c.is_whitespace());
+        match key_end {
+            Some(e) if after[e..].starts_with("\":") => {
+                out.push_str(&after[..e]);
+                out.push_str(": ");
+                rest = after[e + 2..].strip_prefix(' ').unwrap_or(&after[e + 2..]);
+            }
+            _ => {
+                out.push('"');
+                rest = after;
+            }
+        }
+    }
+    out.push_str(rest);
+    out
 }
 
 fn fold_digits(s: &str) -> String {
@@ -179,19 +228,126 @@ pub fn tools_text(tools: &[ToolSpec]) -> String {
     out
 }
 
-/// The (older, newer) text pairs of an interrupt point's resource perturbations: `find` →
-/// `replace`, and each declared `changes` entry.
-pub fn revised_values(perturb: &[Perturbation]) -> Vec<(&str, &str)> {
-    let mut out = Vec::new();
-    for p in perturb.iter().filter(|p| p.resource.is_some()) {
-        if let (Some(f), Some(r)) = (&p.find, &p.replace) {
-            out.push((f.as_str(), r.as_str()));
+/// A value an interrupt point's perturbation changes: the text a destination must see to know
+/// the new value, the text that shows the older one, and — for a declared `changes` entry — the
+/// new value itself.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Revision {
+    /// The new value's text: a string as is; a number or boolean of a record as `field: value`
+    /// (a bare `true` or `5` is seen everywhere; what shows it is the field with that value).
+    pub newer: String,
+    /// The older value's text, in the same form.
+    pub older: String,
+    /// The new value (`None` for a `replace` text).
+    pub to: Option<Value>,
+}
+
+impl Revision {
+    /// Whether a string argument uses the new value: it contains the new text (a string change or
+    /// `replace`), or it is the number or boolean a change sets.
+    fn matches_string(&self, s: &str) -> bool {
+        match &self.to {
+            None | Some(Value::String(_)) => {
+                !self.newer.trim().is_empty() && s.contains(self.newer.as_str())
+            }
+            Some(v) => ValueChange::scalar_text(v).is_some_and(|t| s.trim() == t),
         }
-        for c in &p.changes {
-            out.push((c.from.as_str(), c.to.as_str()));
+    }
+
+    /// Whether a number or boolean argument is the new value.
+    fn matches_scalar(&self, v: &Value) -> bool {
+        match (&self.to, v) {
+            (Some(Value::Number(a)), Value::Number(b)) => a.as_f64() == b.as_f64(),
+            (Some(Value::Bool(a)), Value::Bool(b)) => a == b,
+            (Some(Value::String(t)), Value::Number(b)) => {
+                t.trim().parse::<f64>().ok() == b.as_f64()
+            }
+            (Some(Value::String(t)), Value::Bool(b)) => t.trim() == b.to_string(),
+            _ => false,
+        }
+    }
+}
+
+/// The values an interrupt point's perturbations change: a resource's `find` → `replace`, each
+/// `changes` entry of a resource (its `from`/`to` texts), and each `changes` entry of a record,
+/// an object or array value broken into the leaves that differ.
+pub fn revised_values(perturb: &[Perturbation]) -> Vec<Revision> {
+    let mut out = Vec::new();
+    for p in perturb {
+        if p.resource.is_some() {
+            if let (Some(f), Some(r)) = (&p.find, &p.replace) {
+                out.push(Revision {
+                    newer: r.clone(),
+                    older: f.clone(),
+                    to: None,
+                });
+            }
+            for c in &p.changes {
+                if let (Some(older), Some(newer)) = (
+                    ValueChange::scalar_text(&c.from),
+                    ValueChange::scalar_text(&c.to),
+                ) {
+                    out.push(Revision {
+                        newer,
+                        older,
+                        to: Some(c.to.clone()),
+                    });
+                }
+            }
+        } else if p.record.is_some() {
+            for c in &p.changes {
+                let key = c
+                    .field
+                    .as_deref()
+                    .and_then(parse_field_path)
+                    .and_then(|segs| {
+                        segs.into_iter().rev().find_map(|s| match s {
+                            PathSeg::Key(k) => Some(k),
+                            PathSeg::Index(_) => None,
+                        })
+                    })
+                    .unwrap_or_default();
+                record_leaves(&key, &c.from, &c.to, &mut out);
+            }
         }
     }
     out
+}
+
+/// The leaves in which a record field's older and new values differ (`key` is the nearest field
+/// name, which qualifies a number or boolean).
+fn record_leaves(key: &str, from: &Value, to: &Value, out: &mut Vec<Revision>) {
+    match (from, to) {
+        (Value::Object(a), Value::Object(b)) => {
+            for (k, nb) in b {
+                if let Some(na) = a.get(k) {
+                    record_leaves(k, na, nb, out);
+                }
+            }
+        }
+        (Value::Array(a), Value::Array(b)) => {
+            for (na, nb) in a.iter().zip(b) {
+                record_leaves(key, na, nb, out);
+            }
+        }
+        _ if from == to => {}
+        (Value::String(f), Value::String(t)) => out.push(Revision {
+            newer: t.clone(),
+            older: f.clone(),
+            to: Some(to.clone()),
+        }),
+        _ => {
+            if let (Some(f), Some(t)) =
+                (ValueChange::scalar_text(from), ValueChange::scalar_text(to))
+            {
+                out.push(Revision {
+                    newer: format!("{key}: {t}"),
+                    older: format!("{key}: {f}"),
+                    to: Some(to.clone()),
+                });
+            }
+        }
+    }
 }
 
 /// Whether `piece` is visible in `seen` (built with [`seen_text`]): it occurs there as a whole
@@ -216,8 +372,9 @@ pub fn visible(seen: &str, piece: &str) -> bool {
     })
 }
 
-/// Replaces `piece` by `older` in every string leaf of `args` at `path` (the destination acts on
-/// the older revision it holds).
+/// Replaces `piece` by `older` in the leaf of `args` at `path` (the destination acts on the
+/// older value it holds): inside a string; or, for a number or boolean (whose piece may read
+/// `field: value`), the whole leaf takes the older value.
 pub fn substitute(args: &mut Object, path: &str, piece: &str, older: &str) {
     let Some(rest) = path.strip_prefix("args.") else {
         return;
@@ -234,8 +391,18 @@ pub fn substitute(args: &mut Object, path: &str, piece: &str, older: &str) {
             return;
         }
     }
-    if let Some(Value::String(s)) = cur {
-        *s = s.replace(piece, older);
+    let bare = |t: &str| t.rsplit_once(": ").map_or(t, |(_, v)| v).trim().to_string();
+    let (want, o) = (bare(piece), bare(older));
+    match cur {
+        Some(Value::String(s)) if s.contains(piece) => *s = s.replace(piece, older),
+        Some(Value::String(s)) if s.trim() == want => *s = o,
+        Some(leaf @ (Value::Number(_) | Value::Bool(_))) => {
+            let text = leaf.to_string();
+            if text == want {
+                *leaf = serde_json::from_str(&o).unwrap_or(Value::String(o));
+            }
+        }
+        _ => {}
     }
 }
 

@@ -5,6 +5,8 @@
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
+use serde_json::Value;
+
 use super::facts::Predicate;
 use crate::vocab::{ApprovalStatus, FinishStatus, Object};
 
@@ -31,7 +33,8 @@ pub struct Interrupt {
     pub success: Option<Vec<Predicate>>,
 }
 
-/// A change applied at restore. Exactly one field is set.
+/// A change applied at restore. Exactly one field is set (with its companions: `status`,
+/// `version`, `text`/`find`/`replace`/`changes`, `record`/`changes`).
 #[derive(Debug, Clone, Default, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct Perturbation {
@@ -58,9 +61,17 @@ pub struct Perturbation {
     pub find: Option<String>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub replace: Option<String>,
-    /// Values the new revision of `resource` changes: `from` occurs in the older text, `to` in the
-    /// new one. A simulated destination that holds the older revision and cannot see `to` uses
-    /// `from` wherever the continuation uses `to` (as it does with `replace` → `find`).
+    /// A collection one of whose records gets new field values (with `record` and `changes`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub collection: Option<String>,
+    /// The id of that record.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub record: Option<String>,
+    /// Values the perturbation changes. For `resource`: `from` occurs in the older text, `to` in
+    /// the new one (strings, numbers or booleans, by their text). For `collection` + `record`:
+    /// each entry names a `field` and sets it to `to` at restore (`from` is its value before). A
+    /// simulated destination that holds the older value and cannot see `to` uses `from` wherever
+    /// the continuation uses `to` (as it does with `replace` → `find`).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub changes: Vec<ValueChange>,
     /// Minutes the clock moves forward (an approval may expire).
@@ -71,14 +82,64 @@ pub struct Perturbation {
     pub lose_response: Option<String>,
 }
 
-/// A value a resource perturbation changes.
+/// A value a resource or record perturbation changes.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct ValueChange {
-    /// The value in the older revision.
-    pub from: String,
-    /// The value in the new revision.
-    pub to: String,
+    /// For a record: the field, a path into the record (`capacity`, `remit_to.postal_code`,
+    /// `lines[0].qty`). Not used for a resource.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub field: Option<String>,
+    /// The value in the older revision (or the field's value before restore).
+    pub from: Value,
+    /// The value in the new revision (or the field's value after restore).
+    pub to: Value,
+}
+
+impl ValueChange {
+    /// The text a scalar value shows in a document (a string as is, a number or boolean as JSON
+    /// writes it); `None` for null, an object or an array.
+    pub fn scalar_text(v: &Value) -> Option<String> {
+        match v {
+            Value::String(s) => Some(s.clone()),
+            Value::Number(_) | Value::Bool(_) => Some(v.to_string()),
+            _ => None,
+        }
+    }
+}
+
+/// One step of a path into a record: a key or an array index.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum PathSeg {
+    Key(String),
+    Index(usize),
+}
+
+/// Splits a field path (`remit_to.postal_code`, `lines[0].qty`); `None` when it is malformed.
+pub fn parse_field_path(p: &str) -> Option<Vec<PathSeg>> {
+    let mut out = Vec::new();
+    for part in p.split('.') {
+        let (key, idx) = match part.find('[') {
+            Some(i) => (&part[..i], &part[i..]),
+            None => (part, ""),
+        };
+        if key.is_empty() && (out.is_empty() || idx.is_empty()) {
+            return None;
+        }
+        if !key.is_empty() {
+            out.push(PathSeg::Key(key.to_string()));
+        }
+        let mut rest = idx;
+        while let Some(r) = rest.strip_prefix('[') {
+            let end = r.find(']')?;
+            out.push(PathSeg::Index(r[..end].parse().ok()?));
+            rest = &r[end + 1..];
+        }
+        if !rest.is_empty() {
+            return None;
+        }
+    }
+    Some(out)
 }
 
 /// One step of a reference continuation. Exactly one of `call`, `ask`, `request_approval`,

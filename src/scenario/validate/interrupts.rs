@@ -78,13 +78,14 @@ pub(super) fn check_interrupts(c: &mut Checker) {
                 pt.policy_version.is_some(),
                 pt.capability.is_some(),
                 pt.resource.is_some(),
+                pt.collection.is_some(),
                 pt.advance_minutes.is_some(),
                 pt.lose_response.is_some(),
             ];
             if groups.iter().filter(|b| **b).count() != 1 {
                 c.err(
                     pp.clone(),
-                    "set exactly one of `approval`, `policy_version`, `capability`, `resource`, `advance_minutes`, `lose_response`",
+                    "set exactly one of `approval`, `policy_version`, `capability`, `resource`, `collection`, `advance_minutes`, `lose_response`",
                 );
             }
             if let Some(a) = &pt.approval {
@@ -128,27 +129,15 @@ pub(super) fn check_interrupts(c: &mut Checker) {
                 let old_text = s.world.resources.get(r).map(|x| x.text.as_str());
                 let new_text = pt.text.as_deref().or(pt.replace.as_deref()).unwrap_or("");
                 for (k, ch) in pt.changes.iter().enumerate() {
-                    if ch.from.trim().is_empty() || !old_text.is_some_and(|t| t.contains(&ch.from))
-                    {
-                        c.err(
-                            format!("{pp}.changes[{k}].from"),
-                            format!(
-                                "`{}` does not occur in the resource's initial text",
-                                ch.from
-                            ),
-                        );
-                    }
-                    if ch.to.trim().is_empty() || !new_text.contains(&ch.to) {
-                        c.err(
-                            format!("{pp}.changes[{k}].to"),
-                            format!("`{}` does not occur in the new text", ch.to),
-                        );
-                    }
+                    let cp = format!("{pp}.changes[{k}]");
+                    check_resource_change(c, &cp, ch, old_text, new_text);
                 }
+            } else if pt.collection.is_some() || pt.record.is_some() {
+                check_record_perturbation(c, &pp, pt);
             } else if !pt.changes.is_empty() {
                 c.err(
                     format!("{pp}.changes"),
-                    "`changes` belongs to a resource perturbation",
+                    "`changes` belongs to a resource or a record perturbation",
                 );
             }
             if let Some(e) = &pt.lose_response
@@ -203,6 +192,103 @@ pub(super) fn check_interrupts(c: &mut Checker) {
             for (j, pr) in succ.iter().enumerate() {
                 c.check_predicate(format!("{p}.success[{j}]"), pr);
             }
+        }
+    }
+}
+
+/// A resource's `changes` entry: text that occurs in the older revision and text of the new one.
+fn check_resource_change(
+    c: &mut Checker,
+    cp: &str,
+    ch: &ValueChange,
+    old_text: Option<&str>,
+    new_text: &str,
+) {
+    if ch.field.is_some() {
+        c.err(
+            format!("{cp}.field"),
+            "`field` belongs to a record change (`collection` + `record`); a resource change names text",
+        );
+    }
+    let from = ValueChange::scalar_text(&ch.from);
+    let to = ValueChange::scalar_text(&ch.to);
+    for (which, v, t) in [("from", &ch.from, &from), ("to", &ch.to, &to)] {
+        if t.is_none() {
+            c.err(
+                format!("{cp}.{which}"),
+                format!(
+                    "a resource holds text: `{which}` must be a string, number or boolean, not `{v}` (an object or array belongs to a record change)"
+                ),
+            );
+        }
+    }
+    if let Some(f) = &from
+        && (f.trim().is_empty() || !old_text.is_some_and(|t| t.contains(f.as_str())))
+    {
+        c.err(
+            format!("{cp}.from"),
+            format!("`{f}` does not occur in the resource's initial text"),
+        );
+    }
+    if let Some(t) = &to
+        && (t.trim().is_empty() || !new_text.contains(t.as_str()))
+    {
+        c.err(
+            format!("{cp}.to"),
+            format!("`{t}` does not occur in the new text"),
+        );
+    }
+    if from.is_some() && from == to {
+        c.err(
+            format!("{cp}.to"),
+            "`to` equals `from`: the change changes nothing",
+        );
+    }
+}
+
+/// A record perturbation's shape: an existing collection, a record id, and `changes` that each
+/// name a field. Whether the field exists and holds `from` at restore is for the replays.
+fn check_record_perturbation(c: &mut Checker, pp: &str, pt: &Perturbation) {
+    match &pt.collection {
+        None => c.err(
+            format!("{pp}.collection"),
+            "a record perturbation needs `collection` (with `record`)",
+        ),
+        Some(col) if !c.s.world.collections.contains_key(col) => c.err(
+            format!("{pp}.collection"),
+            format!("no collection `{col}` in world.collections"),
+        ),
+        Some(_) => {}
+    }
+    if pt.record.is_none() {
+        c.err(
+            format!("{pp}.record"),
+            "a record perturbation needs `record` (the record's id)",
+        );
+    }
+    if pt.changes.is_empty() {
+        c.err(
+            format!("{pp}.changes"),
+            "a record perturbation needs `changes: [{field, from, to}]`",
+        );
+    }
+    if pt.text.is_some() || pt.find.is_some() || pt.replace.is_some() {
+        c.err(
+            pp.to_string(),
+            "`text`, `find` and `replace` belong to a resource perturbation; a record changes by `changes`",
+        );
+    }
+    for (k, ch) in pt.changes.iter().enumerate() {
+        match ch.field.as_deref() {
+            None => c.err(
+                format!("{pp}.changes[{k}].field"),
+                "a record change needs `field` (a path into the record, e.g. `capacity` or `remit_to.postal_code`)",
+            ),
+            Some(f) if parse_field_path(f).is_none() => c.err(
+                format!("{pp}.changes[{k}].field"),
+                format!("`{f}` is not a field path (`name`, `a.b`, `items[0].qty`)"),
+            ),
+            Some(_) => {}
         }
     }
 }

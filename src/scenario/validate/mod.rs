@@ -7,10 +7,15 @@
 //! The checks by concern: `structure` (identity, the world, the events, the governed-context
 //! declaration), `interrupts` (points, perturbations, continuations, recovery), `facts` (facts,
 //! their detectors and edits, forbidden actions, success, the injection) and `replays` (what only
-//! running the reference shows). This façade holds the `Checker` they share and the order they
+//! running the reference shows; with `changes` (a record change takes effect at restore),
+//! `detectors` (a detector matches its fact's source and no unrelated event; a hypothesis event
+//! is hedged) and `grounding` (a `when_lost` value occurs somewhere in the scenario)). This façade holds the `Checker` they share and the order they
 //! run in; it checks nothing itself.
 
+mod changes;
+mod detectors;
 mod facts;
+mod grounding;
 mod interrupts;
 mod replays;
 mod structure;

@@ -71,6 +71,9 @@ pub(super) fn check_replays(c: &mut Checker) {
             }
         }
     }
+    super::detectors::check_detectors(c, &full);
+    super::detectors::check_hypothesis_hedges(c);
+    super::grounding::check_when_lost(c, &full);
     // From every interrupt point, the reference continuation must reach success, break no rule,
     // and perform every required recovery behaviour: that is what calibrates the scorer.
     for (i, it) in s.interrupts.iter().enumerate() {
@@ -85,6 +88,7 @@ pub(super) fn check_replays(c: &mut Checker) {
                 continue;
             }
         };
+        super::changes::check_record_changes(c, i, it, &replay.world);
         if let Err(e) = apply_perturbations(&mut replay.world, it) {
             c.err(format!("{p}.perturb"), e);
             continue;
