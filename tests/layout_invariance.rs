@@ -21,6 +21,9 @@ use compaction_eval::strategy::Registry;
 
 const STRATEGIES: [&str; 7] = ["none", "A", "B", "C", "D", "mask", "B+A"];
 
+/// One cell: the scenario, its restore point, the strategy and its handoff.
+type Case = (Arc<Scenario>, Arc<RestorePoint>, &'static str, Arc<Handoff>);
+
 type Transform = (&'static str, fn(&str) -> String);
 
 /// Transforms of each message's content (the text is rendered again from the messages).
@@ -139,7 +142,7 @@ fn through(h: &Handoff, pipeline: &[&str], id: &str) -> Handoff {
 fn outcomes_do_not_depend_on_layout() {
     let started = std::time::Instant::now();
     let reg = Registry::load(Path::new("strategies")).expect("strategies load");
-    let mut cases: Vec<(Arc<Scenario>, Arc<RestorePoint>, &str, Arc<Handoff>)> = Vec::new();
+    let mut cases: Vec<Case> = Vec::new();
     for s in scenario::load_dir(Path::new("scenarios")).expect("scenarios load") {
         let s = Arc::new(s);
         for it in &s.interrupts {

@@ -48,7 +48,8 @@ pub fn canonical(text: &str) -> String {
         let t = line.trim_start();
         let indented = t.len() < line.len();
         let key = is_key_line(t);
-        let continues = open && !block_start(t) && !(key && prev_key) && !underline(t);
+        let structure = block_start(t) || underline(t) || (key && prev_key);
+        let continues = open && !structure;
         // An indented line continues only a list item or a paragraph that is not a key block.
         if continues
             && (!indented || !key)

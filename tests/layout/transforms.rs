@@ -55,9 +55,9 @@ pub fn classify(lines: &[&str]) -> Vec<Kind> {
             Kind::Quote
         } else if is_list(l) && !l.starts_with(' ') {
             Kind::List
-        } else if l.starts_with(' ') || l.starts_with('\t') {
-            Kind::Other
-        } else if t.starts_with(['<', '{', '[', '"', '}', ']', '|', '-', '=', '+', '*'])
+        } else if l.starts_with(' ')
+            || l.starts_with('\t')
+            || t.starts_with(['<', '{', '[', '"', '}', ']', '|', '-', '=', '+', '*'])
             || t.trim_end().ends_with(':') && !t.contains(' ')
             || (!next.is_empty() && next.chars().all(|c| c == '-' || c == '='))
         {
@@ -262,12 +262,16 @@ pub fn blank_removed(s: &str) -> String {
         if ks[i] == Kind::Blank {
             let prev = ks[..i].iter().rev().find(|k| **k != Kind::Blank);
             let next = ks[i + 1..].iter().find(|k| **k != Kind::Blank);
-            let ok = match (prev, next) {
-                (Some(Kind::Prose | Kind::Heading), Some(Kind::Prose | Kind::Heading)) => true,
-                (Some(Kind::Prose | Kind::Heading | Kind::List), Some(Kind::List)) => true,
-                (Some(Kind::List), Some(Kind::Heading)) => true,
-                _ => false,
-            };
+            let ok = matches!(
+                (prev, next),
+                (
+                    Some(Kind::Prose | Kind::Heading),
+                    Some(Kind::Prose | Kind::Heading)
+                ) | (
+                    Some(Kind::Prose | Kind::Heading | Kind::List),
+                    Some(Kind::List)
+                ) | (Some(Kind::List), Some(Kind::Heading))
+            );
             if ok {
                 continue;
             }
