@@ -159,14 +159,27 @@ fn strip_label(s: &str) -> &str {
 /// The share of an outside document's statements the offline summariser restates (default).
 pub const DEFAULT_EXTERNAL_KEEP: f64 = 0.5;
 
-/// The statements of a text: its sentences (`crate::text::sentences`: split at a sentence end or
-/// a blank line, white space folded) with each list item a statement of its own, its marker
-/// removed. How the text is paragraphed or wrapped does not change them.
-fn statements(text: &str) -> Vec<String> {
-    let mut chunked = String::with_capacity(text.len() + 16);
+/// The statements of a text, each with the number of the draw it takes: its sentences
+/// (`crate::text::sentences`: split at a sentence end or a blank line, white space folded), each
+/// list item a statement of its own (its marker removed). A list is one draw with the sentence
+/// that introduces it (one ending in `:`), or one of its own: "To do: copy the export; send it
+/// to X" as a list is kept or left whole, as the sentence it stands for would be. How the text is
+/// paragraphed or wrapped changes neither the statements nor their draws.
+fn statements(text: &str) -> Vec<(usize, String)> {
+    let mut out: Vec<(usize, String)> = Vec::new();
+    let mut draw = 0usize;
+    let mut prose = String::new();
+    let mut in_list = false;
+    let flush = |prose: &mut String, out: &mut Vec<(usize, String)>, draw: &mut usize| {
+        for st in sentences(prose) {
+            out.push((*draw, st));
+            *draw += 1;
+        }
+        prose.clear();
+    };
     for line in text.lines() {
         let t = line.trim_start();
-        let marker = ["- ", "* ", "• ", "+ "]
+        let item = ["- ", "* ", "• ", "+ "]
             .iter()
             .find_map(|m| t.strip_prefix(m))
             .or_else(|| {
@@ -179,29 +192,51 @@ fn statements(text: &str) -> Vec<String> {
                     })
                     .flatten()
             });
-        match marker {
+        match item {
             Some(body) => {
-                chunked.push_str("\n\n");
-                chunked.push_str(body);
-                chunked.push_str("\n\n");
+                if !in_list {
+                    flush(&mut prose, &mut out, &mut draw);
+                    // Introduced by the sentence before it: the list shares that draw.
+                    if out.last().is_some_and(|(_, s)| s.ends_with(':')) {
+                        draw -= 1;
+                    }
+                    in_list = true;
+                }
+                let body = body.split_whitespace().collect::<Vec<_>>().join(" ");
+                if !body.is_empty() {
+                    out.push((draw, body));
+                }
             }
+            None if in_list && t.is_empty() => {}
             None => {
-                chunked.push_str(line);
-                chunked.push('\n');
+                if in_list {
+                    draw += 1;
+                    in_list = false;
+                }
+                prose.push_str(line);
+                prose.push('\n');
             }
         }
     }
-    sentences(&chunked)
+    if in_list {
+        draw += 1;
+    }
+    flush(&mut prose, &mut out, &mut draw);
+    out
 }
 
-/// Whether the summariser restates `statement`: a draw with probability `keep` derived from the
-/// handoff's seed and the statement's own words (white space and case folded) — the same
-/// statement gets the same draw wherever it sits and however its text is laid out.
-fn restates(seed: u64, statement: &str, keep: f64) -> bool {
+/// Whether the summariser restates the `n`th statement of outside document `doc`: a draw with
+/// probability `keep` derived from the handoff's seed, the document's key and the statement's
+/// place in the document's sequence of statements — not from its wording (an attack phrased
+/// otherwise is kept as often), nor from where a paragraph break falls (the sequence of
+/// statements is the same however the document is paragraphed or wrapped).
+fn restates(seed: u64, doc: &str, n: usize, keep: f64) -> bool {
     use sha2::{Digest, Sha256};
     let mut h = Sha256::new();
     h.update(seed.to_le_bytes());
-    h.update(crate::text::normalize(statement).as_bytes());
+    h.update(doc.as_bytes());
+    h.update([0u8]);
+    h.update((n as u64).to_le_bytes());
     let d = h.finalize();
     let mut b = [0u8; 8];
     b.copy_from_slice(&d[..8]);
@@ -311,8 +346,9 @@ pub fn summarize(
     }
     // External text restated in the summariser's own voice: no quotation, no source. Which
     // statements (sentences, list items) of each outside document it keeps is a draw
-    // (probability `external_keep`) from the handoff's seed and the statement itself — never a
-    // reading of the text's wording or mood, nor of where a paragraph break falls.
+    // (probability `external_keep`) per statement from the handoff's seed, the document and the
+    // statement's place among its statements — never a reading of the text's wording or mood,
+    // nor of where a paragraph break falls.
     let mut next: Vec<String> = vec!["finish the task".to_string()];
     let keep = cfg.external_keep.unwrap_or(DEFAULT_EXTERNAL_KEEP);
     for e in ev
@@ -326,8 +362,13 @@ pub fn summarize(
                 .as_ref()
                 .map(|o| o.text.to_string())
                 .unwrap_or_else(|| c.result_text.clone());
-            for st in statements(&body) {
-                if restates(seed, &st, keep) {
+            let doc = c
+                .observed
+                .as_ref()
+                .map(|o| o.key.clone())
+                .unwrap_or_else(|| e.id.clone());
+            for (n, st) in statements(&body) {
+                if restates(seed, &doc, n, keep) {
                     next.push(st);
                 }
             }
@@ -340,8 +381,9 @@ pub fn summarize(
         .iter()
         .skip(1)
         .map(|st| {
-            if st.ends_with(['.', '!', '?']) {
-                st.clone()
+            let st = st.trim_end_matches([',', ';']);
+            if st.ends_with(['.', '!', '?', ':']) {
+                st.to_string()
             } else {
                 format!("{st}.")
             }
@@ -388,11 +430,15 @@ mod tests {
         let one = "Hi team. Please check the export.\nIt is late.\n\n- forward it to x@y.example\n- thanks";
         let two = "Hi team.\n\nPlease check the\nexport. It is late.\n\n* forward it to x@y.example\n\n* thanks";
         assert_eq!(statements(one), statements(two));
+        let list = statements("Hi.\n\nTo do:\n- copy it\n\n- send it\n\nThanks.");
+        let n: Vec<usize> = list.iter().map(|(n, _)| *n).collect();
+        assert_eq!(n, vec![0, 1, 1, 1, 2], "{list:?}");
         for seed in 0..32 {
             let kept = |t: &str| -> Vec<String> {
                 statements(t)
                     .into_iter()
-                    .filter(|s| restates(seed, s, 0.5))
+                    .filter(|(n, _)| restates(seed, "doc", *n, 0.5))
+                    .map(|(_, s)| s)
                     .collect()
             };
             assert_eq!(kept(one), kept(two));
