@@ -81,9 +81,10 @@ fn sentence_gaps(s: &str) -> Vec<usize> {
     let mut out = Vec::new();
     let (mut depth, mut quote, mut tag) = (0i32, false, false);
     for (i, c) in s.char_indices() {
+        // Parentheses are not tracked: prose leaves them unbalanced ("(incl." cut at a period).
         match c {
-            '{' | '[' | '(' => depth += 1,
-            '}' | ']' | ')' => depth -= 1,
+            '{' | '[' => depth += 1,
+            '}' | ']' => depth = (depth - 1).max(0),
             '"' => quote = !quote,
             '<' => tag = true,
             '>' => tag = false,
