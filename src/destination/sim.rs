@@ -26,6 +26,9 @@
 //!   evidence are authoritative; the advisory summary (X's handoff) informs — a fact shown only
 //!   there is known by the same presentation rules — but a directive shown only there is never
 //!   followed, by either kind.
+//! - Layout is not meaning: a destination reads the handoff's canonical layout
+//!   (`crate::destination::layout`), so line endings, trailing white space, blank-line runs and
+//!   hard-wrapped lines change nothing it does.
 
 use std::collections::VecDeque;
 use std::sync::{Arc, Mutex};
@@ -35,6 +38,7 @@ use std::time::Instant;
 use crate::provenance::Presentation;
 use crate::stats::SplitMix64;
 
+use super::layout::{canonical, canonical_offset};
 use super::{Action, ActionFuture, ActionResult, Destination, DestinationReport};
 use crate::handoff::Handoff;
 use crate::scenario::values::{needed_values, seen_text, substitute, tools_text, visible};
@@ -114,18 +118,25 @@ impl SimAgent {
         attention: f64,
     ) -> SimAgent {
         let offers_retrieve = handoff.extra_tools.iter().any(|t| t.name == "retrieve");
-        let knowledge = normalize(&handoff.text);
+        // What it reads is the handoff's canonical layout: line endings, white space, blank-line
+        // runs and hard wraps are not meaning (`super::layout`).
+        let text = canonical(&handoff.text);
+        let knowledge = normalize(&text);
         let parts = match &handoff.advisory {
-            None => vec![(handoff.text.clone(), 0, true)],
+            None => vec![(text.clone(), 0, true)],
             Some(a) => vec![
-                (a.authoritative.clone(), 0, true),
-                (a.summary.clone(), a.summary_at, false),
+                (canonical(&a.authoritative), 0, true),
+                (
+                    canonical(&a.summary),
+                    canonical_offset(&handoff.text, a.summary_at),
+                    false,
+                ),
             ],
         };
         let mut agent = SimAgent {
             kind,
             parts,
-            text: handoff.text.clone(),
+            text: text.clone(),
             knowledge,
             interrupt: interrupt.clone(),
             retrieves: VecDeque::new(),
@@ -149,13 +160,13 @@ impl SimAgent {
         if kind != SimKind::Oracle {
             agent.seen = format!(
                 "{} {} {}",
-                seen_text(&handoff.text),
+                seen_text(&text),
                 seen_text(&agent.scenario.objective),
                 seen_text(&tools_text(&agent.scenario.world.tools))
             );
         }
         if kind != SimKind::Oracle && offers_retrieve {
-            agent.retrieves = agent.retrieval_candidates(&handoff.text).into();
+            agent.retrieves = agent.retrieval_candidates(&text).into();
         }
         agent
     }

@@ -35,23 +35,40 @@ pub(super) enum Role {
 /// role header at the start of a line: `[user]`, `[assistant]`, `[assistant → tool {…}]`,
 /// `[tool result]`, `[system]`.
 pub(super) fn message_around(text: &str, pos: usize) -> Option<(usize, usize, Role)> {
-    let mut header: Option<(usize, usize, Role)> = None;
-    let mut next_header = text.len();
-    let mut offset = 0;
-    for line in text.split_inclusive('\n') {
-        let role = header_role(line);
-        if let Some(r) = role {
-            if offset <= pos {
-                let close = line.find(']').map(|i| offset + i + 1).unwrap_or(offset);
-                header = Some((close, offset, r));
-            } else {
-                next_header = offset;
-                break;
-            }
+    // The nearest header line at or before `pos`'s line (walking back line by line: the cost is
+    // the message's length, not the text's), then the first header line after it.
+    let pos = pos.min(text.len());
+    let line_at = |start: usize| -> &str {
+        let end = text[start..]
+            .find('\n')
+            .map(|i| start + i + 1)
+            .unwrap_or(text.len());
+        &text[start..end]
+    };
+    let mut start = text[..pos].rfind('\n').map(|i| i + 1).unwrap_or(0);
+    let here = start;
+    let header = loop {
+        let line = line_at(start);
+        if let Some(r) = header_role(line) {
+            let close = line.find(']').map(|i| start + i + 1).unwrap_or(start);
+            break (close, r);
         }
-        offset += line.len();
+        if start == 0 {
+            return None;
+        }
+        start = text[..start - 1].rfind('\n').map(|i| i + 1).unwrap_or(0);
+    };
+    let mut next = here + line_at(here).len();
+    let mut next_header = text.len();
+    while next < text.len() {
+        let line = line_at(next);
+        if header_role(line).is_some() {
+            next_header = next;
+            break;
+        }
+        next += line.len();
     }
-    let (content, _, role) = header?;
+    let (content, role) = header;
     Some((content.min(pos), next_header, role))
 }
 
@@ -250,6 +267,19 @@ fn is_list_item(line: &str) -> bool {
             .is_some_and(|(n, _)| !n.is_empty() && n.chars().all(|c| c.is_ascii_digit()))
 }
 
+/// The length of a list item line's indentation and marker with the spaces after it.
+fn marker_len(line: &str) -> usize {
+    let t = line.trim_start();
+    let lead = line.len() - t.len();
+    let marker = if t.starts_with(['-', '*', '•']) {
+        t.chars().next().map_or(0, char::len_utf8)
+    } else {
+        t.find([')', '.']).map_or(0, |i| i + 1)
+    };
+    let rest = &t[marker..];
+    lead + marker + (rest.len() - rest.trim_start().len())
+}
+
 /// The statement around `pos`: (start, end, context, structured). A JSON object or a YAML list
 /// item with the keys of its parents as context (structured); a markdown list item; else the
 /// sentence.
@@ -308,12 +338,16 @@ pub(super) fn statement_around(
         }
         let context = yaml_parents(text, lo, start, ind);
         if is_list_item(&text[start..end]) && context.is_empty() && !yaml_key_line {
-            return (start, end, String::new(), false);
+            // The item's statement starts at its first word: the marker (`- `, `1. `) is layout,
+            // as the white space before a sentence is.
+            let body = start + marker_len(&text[start..end]);
+            return (body.min(pos), end, String::new(), false);
         }
         let structured = yaml_key_line || !context.is_empty();
         return (start, end, context, structured);
     }
-    // Prose: the sentence (split on . ! ? followed by white space).
+    // Prose: the sentence (split on . ! ? followed by white space, not after an abbreviation such
+    // as "P.S." or "e.g." — the sentences of `crate::text::sentences` — and at a blank line).
     let region = &text[lo..hi];
     let rel = pos - lo;
     let mut start = 0;
@@ -321,7 +355,7 @@ pub(super) fn statement_around(
     let bytes = region.as_bytes();
     for (i, c) in region.char_indices() {
         let next_ws = bytes.get(i + 1).is_none_or(|b| b.is_ascii_whitespace());
-        let boundary = (matches!(c, '.' | '!' | '?') && next_ws)
+        let boundary = (matches!(c, '.' | '!' | '?') && next_ws && !abbreviation(&region[..=i]))
             || (c == '\n' && bytes.get(i + 1) == Some(&b'\n'));
         if boundary {
             if i < rel {
@@ -332,7 +366,18 @@ pub(super) fn statement_around(
             }
         }
     }
-    (lo + start, lo + end, String::new(), false)
+    // A sentence starts at its first word: the white space before it (a space after the last
+    // sentence, or the line break of a new paragraph) is layout, not part of the statement.
+    let lead = region[start..rel].len() - region[start..rel].trim_start().len();
+    (lo + start + lead, lo + end, String::new(), false)
+}
+
+/// Whether `head` ends with an abbreviation whose period ends no sentence.
+fn abbreviation(head: &str) -> bool {
+    let word = head.rsplit(char::is_whitespace).next().unwrap_or("");
+    ["P.S.", "e.g.", "i.e.", "etc.", "vs.", "Mr.", "Ms.", "Dr."]
+        .iter()
+        .any(|a| word.ends_with(a))
 }
 
 /// The keys of the YAML mappings that hold the line at `start` (less-indented `key:` lines above).

@@ -50,8 +50,9 @@ pub struct StrategyConfig {
     /// summary: how many of the most recent events are restated individually.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub recent_events: Option<usize>,
-    /// summary (offline B): the probability that each paragraph of an outside document is
-    /// restated among the next steps (default 0.5), drawn from the handoff's seed.
+    /// summary (offline B): the probability that each statement (sentence or list item) of an
+    /// outside document is restated among the next steps (default 0.5), drawn from the handoff's
+    /// seed, the document and the statement's place among its statements.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub external_keep: Option<f64>,
     /// checkpoint: characters of each resource excerpt.
