@@ -203,7 +203,7 @@ fn run_reads_a_config_file_and_flags_win() {
     cli()
         .args(["run", "--config", cfg.to_str().unwrap_or_default()])
         .assert()
-        .code(2)
+        .code(compaction_eval::exit::CONFIG)
         .stderr(predicate::str::contains("unknown field `colour`"));
 }
 
