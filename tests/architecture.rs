@@ -8,6 +8,7 @@
 //!    and no top-level module on one that depends back on it (same-layer imports are allowed as
 //!    long as they form no cycle of files or of modules).
 //! 3. Every source file says what it owns in a `//!` module doc.
+//! 4. No source file is longer than 700 lines.
 //!
 //! How it reads the code (text only, no compiler): every `crate::a::b::Name` and `super::…` path
 //! (in `use` statements, grouped or not, and inline) outside `#[cfg(test)]` code — inline test
@@ -692,6 +693,22 @@ fn src_files() -> Vec<PathBuf> {
         .iter()
         .map(|f| f.strip_prefix(&root).unwrap_or(f).to_path_buf())
         .collect()
+}
+
+/// Longer than this, a source file holds more than one responsibility: split it along them.
+const MAX_LINES: usize = 700;
+
+#[test]
+fn no_source_file_is_longer_than_the_limit() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
+    let long: Vec<String> = src_files()
+        .iter()
+        .filter_map(|f| {
+            let n = std::fs::read_to_string(root.join(f)).ok()?.lines().count();
+            (n > MAX_LINES).then(|| format!("{} ({n} lines)", f.display()))
+        })
+        .collect();
+    assert!(long.is_empty(), "over {MAX_LINES} lines: {long:?}");
 }
 
 #[test]
