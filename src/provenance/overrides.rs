@@ -128,7 +128,10 @@ pub fn overrides(text: &str) -> Vec<Override> {
                 .into_iter()
                 .filter(|t| has_word(s, t.words()))
                 .collect();
-            if targets.is_empty() && has_word(s, OVERRIDE_NAMING) {
+            // A statement that itself prohibits ("we do not need the guests' names") states a
+            // constraint; it lifts none in the constraint's own words.
+            let prohibits = has_word(s, &["do not", "don't", "never", "must not", "may not"]);
+            if targets.is_empty() && !prohibits && has_word(s, OVERRIDE_NAMING) {
                 let own = content_words(s);
                 let names_one = obligations
                     .iter()
@@ -322,6 +325,9 @@ mod tests {
             "Avoid the freeze window for any deploy.",
             "Generate a new key for the service account.",
             "The retry returned nothing.",
+            "Rollback: 0142c is reversible (drop the constraint), 0142d is not.",
+            "We never asked to switch plans, and the charge put our card close to its limit.",
+            "Only headcounts: we do not need the guests' names.",
             "Request approval apr-7 before the transfer.",
             "Reconcile the timed-out write with lookup_charge before any retry.",
         ] {
