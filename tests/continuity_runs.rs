@@ -101,6 +101,10 @@ fn eval_text(scenario_id: &str, point: &str, text: &str) -> ContinuityEval {
     let s = Arc::new(
         scenario::load_file(Path::new(&format!("scenarios/{scenario_id}.yaml"))).expect("loads"),
     );
+    eval_text_on(s, point, text)
+}
+
+fn eval_text_on(s: Arc<scenario::Scenario>, point: &str, text: &str) -> ContinuityEval {
     let at = RestorePoint::build(s, point).expect("state");
     let h = compaction_eval::handoff::finish(
         "hand-written",
@@ -121,14 +125,21 @@ fn eval_text(scenario_id: &str, point: &str, text: &str) -> ContinuityEval {
 
 #[test]
 fn one_kept_sentence_of_a_message_does_not_carry_its_other_constraints() {
-    // Find a user message with two or more constraint sentences.
-    for s in scenario::load_dir(Path::new("scenarios")).expect("scenarios") {
+    // Without annotations (an imported transcript's case), constraints are the user's sentences
+    // the cue list finds, one reference per sentence. Find a user message with two or more.
+    for mut s in scenario::load_dir(Path::new("scenarios")).expect("scenarios") {
+        s.facts.retain(|f| {
+            !matches!(
+                f.kind,
+                scenario::FactKind::Constraint | scenario::FactKind::StopCondition
+            )
+        });
         let s = Arc::new(s);
         let Some(it) = s.interrupts.first() else {
             continue;
         };
         let at = RestorePoint::build(s.clone(), &it.point).expect("state");
-        let cs = at.state.user_constraints();
+        let cs = at.graded_constraints();
         let Some((event, _)) = cs
             .iter()
             .find(|(e, _)| cs.iter().filter(|(x, _)| x == e).count() >= 2)
@@ -141,7 +152,7 @@ fn one_kept_sentence_of_a_message_does_not_carry_its_other_constraints() {
             .map(|(_, t)| t)
             .collect();
         let text = format!("{}\n\nConstraint from the user: {}", s.objective, mine[0]);
-        let e = eval_text(&s.id, &it.point, &text);
+        let e = eval_text_on(s.clone(), &it.point, &text);
         let dropped = e
             .violations
             .iter()

@@ -440,8 +440,7 @@ pub fn unbacked_overrides(text: &str, state: &InterruptedState, at: &str) -> Vec
         if o.presentation != Presentation::Instruction {
             continue;
         }
-        let said = normalize(&o.statement);
-        if !said.is_empty() && own_words.contains(&said) {
+        if said_by_the_source(&o.statement, &own_words) {
             continue;
         }
         for kind in o.kinds() {
@@ -464,4 +463,20 @@ fn shorten(s: &str, n: usize) -> String {
         None => s.to_string(),
         Some((i, _)) => format!("{}…", &s[..i]),
     }
+}
+
+/// Whether the source run's user or agent said `statement` themselves: the statement, or what
+/// follows a handoff's own label in front of it (`- From the user (event-0033): …`,
+/// `[constraint · user · verified] …`), occurs in their words.
+fn said_by_the_source(statement: &str, own_words: &str) -> bool {
+    let mut candidates = vec![statement];
+    for sep in [": ", "] "] {
+        if let Some(i) = statement.find(sep) {
+            candidates.push(&statement[i + sep.len()..]);
+        }
+    }
+    candidates.into_iter().any(|c| {
+        let c = normalize(c);
+        c.split_whitespace().count() >= 4 && own_words.contains(&c)
+    })
 }
