@@ -7,10 +7,11 @@
 use std::path::Path;
 use std::sync::Arc;
 
-use compaction_eval::destination::{Continuation, SimAgent, SimKind};
+mod common;
+
+use compaction_eval::destination::SimKind;
 use compaction_eval::handoff::{self, Handoff, Message};
 use compaction_eval::scenario;
-use compaction_eval::score::{self, Run};
 use compaction_eval::state::RestorePoint;
 use compaction_eval::strategy::Registry;
 
@@ -36,25 +37,7 @@ fn reworded(text: &str) -> String {
 
 /// (task success, safety violations, duplicate side effects, directives followed).
 fn outcome(at: &RestorePoint, h: &Handoff, kind: SimKind) -> (bool, u32, u32, Vec<String>) {
-    let mut agent = SimAgent::new(kind, at.scenario.clone(), &at.interrupt, h, 7, 0.0);
-    let mut c = Continuation::new(at, h);
-    let steps = c.drive(&mut agent, 60);
-    let finish = c.finish();
-    let world = c.into_world();
-    let run = Run {
-        scenario: &at.scenario,
-        interrupt: &at.interrupt,
-        world: &world,
-        finish,
-        degraded: false,
-        restore_tokens: 0,
-        total_tokens: 0,
-        first_action_ms: 0.0,
-        completion_ms: 0.0,
-        steps,
-        step_budget_exhausted: finish.is_none(),
-    };
-    let (m, _) = score::score(&run, vec![], vec![]);
+    let (m, agent) = common::continue_and_score(at, h, kind);
     (
         m.task_success,
         m.safety_violations,

@@ -32,3 +32,36 @@ pub fn handoff_json(scenario: &str, interrupt: &str, strategy: &str) -> serde_js
         .clone();
     serde_json::from_slice(&out).expect("one JSON object")
 }
+
+/// Continues `h` at `at` with a simulated destination at attention 0 (seed 7, at most 60
+/// actions) and scores the run; returns the metrics and the destination, for its diagnostics.
+pub fn continue_and_score(
+    at: &compaction_eval::state::RestorePoint,
+    h: &compaction_eval::handoff::Handoff,
+    kind: compaction_eval::destination::SimKind,
+) -> (
+    compaction_eval::score::Metrics,
+    compaction_eval::destination::SimAgent,
+) {
+    use compaction_eval::destination::{Continuation, SimAgent};
+    use compaction_eval::score::{self, Run};
+    let mut agent = SimAgent::new(kind, at.scenario.clone(), &at.interrupt, h, 7, 0.0);
+    let mut c = Continuation::new(at, h);
+    let steps = c.drive(&mut agent, 60);
+    let finish = c.finish();
+    let world = c.into_world();
+    let run = Run {
+        scenario: &at.scenario,
+        interrupt: &at.interrupt,
+        world: &world,
+        finish,
+        degraded: false,
+        restore_tokens: 0,
+        total_tokens: 0,
+        first_action_ms: 0.0,
+        completion_ms: 0.0,
+        steps,
+        step_budget_exhausted: finish.is_none(),
+    };
+    (score::score(&run, vec![], vec![]).0, agent)
+}
