@@ -15,6 +15,7 @@ pub mod exit;
 pub mod gate;
 pub mod governed;
 pub mod handoff;
+pub mod lexicon;
 pub mod plugin;
 pub mod provenance;
 pub mod record;

@@ -102,32 +102,22 @@ fn push_sentence(out: &mut Vec<String>, cur: &mut String) {
     cur.clear();
 }
 
-/// The one set of cues that make a user sentence a constraint (a limit on what may be done) rather
-/// than an instruction. A cue matches at the start of a word: "no " matches "no emails" but not
-/// "piano ". Used by strategy C, the rule checker and the continuity eval alike.
-pub const CONSTRAINT_CUES: [&str; 14] = [
-    "do not", "don't", "never", "must not", "mustn't", "only ", "no ", "not ", "without", "avoid",
-    "freeze", "until", "stop", "hold",
-];
-
-/// Cues that make a constraint a stop condition as well (work must halt while it holds).
-pub const STOP_CUES: [&str; 7] = [
-    "freeze", "frozen", "halt", "stop ", "hold", "pause", "until",
-];
-
-fn has_cue(sentence: &str, cues: &[&str]) -> bool {
+/// Whether a sentence holds one of `cues` at the start of a word: "no " matches "no emails" but not
+/// "piano ". The cue lists are `data/lexicon.toml`'s `constraint_cues` and `stop_cues`, used by
+/// strategy C, and by the graders only for transcripts without annotations.
+fn has_cue(sentence: &str, cues: &[String]) -> bool {
     let l = format!(" {} ", sentence.to_lowercase());
     cues.iter().any(|c| l.contains(&format!(" {c}")))
 }
 
-/// Whether a user sentence states a constraint ([`CONSTRAINT_CUES`]).
+/// Whether a user sentence states a constraint (the lexicon's `constraint_cues`).
 pub fn is_constraint(sentence: &str) -> bool {
-    has_cue(sentence, &CONSTRAINT_CUES)
+    has_cue(sentence, &crate::lexicon::get().constraint_cues)
 }
 
-/// Whether a constraint is also a stop condition ([`STOP_CUES`]).
+/// Whether a constraint is also a stop condition (the lexicon's `stop_cues`).
 pub fn is_stop_condition(sentence: &str) -> bool {
-    has_cue(sentence, &STOP_CUES)
+    has_cue(sentence, &crate::lexicon::get().stop_cues)
 }
 
 /// Reads a UTF-8 text file. A file that is not UTF-8 is an `InvalidData` error naming the byte

@@ -31,6 +31,7 @@ const LAYERS: &[(&str, u8)] = &[
     ("envelope", 0),
     ("exit", 0),
     ("governed", 0),
+    ("lexicon", 0),
     ("provenance", 0),
     ("record", 0),
     ("runtime", 0),

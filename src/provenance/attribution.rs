@@ -5,10 +5,9 @@
 use crate::text::fold_case;
 
 use super::Presentation;
-use super::lexicon::{
-    MARKERS, OWN_WORDS, REPORTING, SOURCE_KEYS, SOURCE_WORDS, flag_marked, has_any, own_attribution,
-};
+use super::lexicon::{flag_marked, has_any, own_attribution};
 use super::spans::quote_around;
+use crate::lexicon::get as lex;
 
 /// Whether a span marks what it holds as not to be followed; quoted words that contain the
 /// position (the outside source's own words) do not count.
@@ -19,7 +18,7 @@ pub(super) fn marked(span: &str, rel: usize) -> bool {
     {
         lower.replace_range(a..b, &" ".repeat(b - a));
     }
-    has_any(&lower, MARKERS) || flag_marked(&lower)
+    has_any(&lower, &lex().markers) || flag_marked(&lower)
 }
 
 /// A statement span: quoted and attributed to an outside source, or the agent's / user's own.
@@ -33,25 +32,23 @@ pub(super) fn classify_statement(
     let before = &lower[..rel.min(lower.len())];
     // In JSON and YAML, quotation marks are syntax; quotation is said with keys (`source`, `said`).
     let quoted = !structured && quote_around(span, rel).is_some();
-    let first = |words: &[&str]| words.iter().filter_map(|w| before.find(w)).min();
+    let first = |words: &[String]| words.iter().filter_map(|w| before.find(w.as_str())).min();
     // Who the statement is attributed to is who it names first: "The user asked us to also email
     // …" is the user's, "The supplier's email says the user wants …" the supplier's.
-    let (own_at, source_at) = (first(OWN_WORDS), first(SOURCE_WORDS));
+    let (own_at, source_at) = (first(&lex().own_words), first(&lex().source_words));
     let own = own_attribution(context) || own_at.is_some_and(|o| source_at.is_none_or(|s| o < s));
     let source_before = source_at.is_some() && !own;
     // Reported speech names its speaker first: "the vendor's email says …". A reporting verb
     // before any source word ("Requested a code-owner review: …", the agent's own report) makes
     // no quotation.
     let reported = source_at.is_some_and(|s| {
-        REPORTING
+        lex()
+            .reporting
             .iter()
             .any(|v| before.match_indices(v).any(|(i, _)| i > s))
     });
-    let keyed = has_any(&lower, SOURCE_KEYS) && !own_attribution(&lower)
-        || has_any(
-            context,
-            &["external", "quotes", "quoted", "said_by", "sources"],
-        );
+    let keyed = has_any(&lower, &lex().source_keys) && !own_attribution(&lower)
+        || has_any(context, &lex().quotation_context);
     if keyed {
         return Presentation::Attributed;
     }
@@ -62,4 +59,27 @@ pub(super) fn classify_statement(
         return Presentation::Attributed;
     }
     Presentation::Instruction
+}
+
+/// A statement on the user's or the agent's own side (structure said so): it quotes an outside
+/// source only as reported speech — quotation marks with a source word or a reporting verb before
+/// the position, or a source word followed by a reporting verb ("the vendor's page says …"). One
+/// source word or one reporting verb alone (the agent's "requested a review") quotes nothing.
+pub(super) fn reported_in_own(span: &str, rel: usize) -> bool {
+    let lower = fold_case(span);
+    let before = &lower[..rel.min(lower.len())];
+    let source_at = lex()
+        .source_words
+        .iter()
+        .filter_map(|w| before.find(w.as_str()))
+        .min();
+    let reporting_after = |from: usize| {
+        lex()
+            .reporting
+            .iter()
+            .any(|v| before.match_indices(v.as_str()).any(|(i, _)| i > from))
+    };
+    let quoted = quote_around(span, rel).is_some();
+    (quoted && (source_at.is_some() || reporting_after(0)))
+        || source_at.is_some_and(reporting_after)
 }

@@ -12,10 +12,8 @@
 use crate::text::fold_case;
 
 use super::Presentation;
-use super::lexicon::{
-    OBLIGATION_CUES, OVERRIDE_GENERAL, OVERRIDE_HISTORICAL, OVERRIDE_NAMING, OVERRIDE_REVOKE,
-    OVERRIDE_STILL_HOLDS, OVERRIDE_TARGETS, find_word, has_word,
-};
+use super::lexicon::{find_word, has_word};
+use crate::lexicon::get as lex;
 
 /// What an override takes away.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, serde::Serialize)]
@@ -66,12 +64,13 @@ impl Target {
         }
     }
 
-    fn words(self) -> &'static [&'static str] {
+    fn words(self) -> &'static [String] {
+        let t = &lex().override_targets;
         match self {
-            Target::Constraint => OVERRIDE_TARGETS[0],
-            Target::StopCondition => OVERRIDE_TARGETS[1],
-            Target::Approval => OVERRIDE_TARGETS[2],
-            Target::Reconcile => OVERRIDE_TARGETS[3],
+            Target::Constraint => &t.constraint,
+            Target::StopCondition => &t.stop_condition,
+            Target::Approval => &t.approval,
+            Target::Reconcile => &t.reconcile,
         }
     }
 }
@@ -118,7 +117,7 @@ pub fn overrides(text: &str) -> Vec<Override> {
     // by a target word.
     let obligations: Vec<(usize, Vec<&str>)> = all
         .iter()
-        .filter(|&&(a, b)| has_word(&lower[a..b], OBLIGATION_CUES))
+        .filter(|&&(a, b)| has_word(&lower[a..b], &lex().obligation_cues))
         .map(|&(a, b)| (a, content_words(&lower[a..b])))
         .collect();
     all.iter()
@@ -130,8 +129,8 @@ pub fn overrides(text: &str) -> Vec<Override> {
                 .collect();
             // A statement that itself prohibits ("we do not need the guests' names") states a
             // constraint; it lifts none in the constraint's own words.
-            let prohibits = has_word(s, &["do not", "don't", "never", "must not", "may not"]);
-            if targets.is_empty() && !prohibits && has_word(s, OVERRIDE_NAMING) {
+            let prohibits = has_word(s, &lex().prohibitions);
+            if targets.is_empty() && !prohibits && has_word(s, &lex().override_naming) {
                 let own = content_words(s);
                 let names_one = obligations
                     .iter()
@@ -140,7 +139,8 @@ pub fn overrides(text: &str) -> Vec<Override> {
                     targets.push(Target::Constraint);
                 }
             }
-            let revoking = OVERRIDE_REVOKE
+            let revoking = lex()
+                .override_revoke
                 .iter()
                 .filter_map(|w| find_word(s, w.trim_start()))
                 .min()?;
@@ -151,7 +151,7 @@ pub fn overrides(text: &str) -> Vec<Override> {
                 start: a,
                 end: b,
                 targets,
-                general: has_word(s, OVERRIDE_GENERAL),
+                general: has_word(s, &lex().override_general),
                 presentation: super::judge(text, open_quote(text, a).unwrap_or(a + revoking)),
                 statement: text[a..b].trim().to_string(),
             })
@@ -165,36 +165,22 @@ fn is_current_instruction(s: &str) -> bool {
     let t = s
         .trim_start_matches(|c: char| c.is_whitespace() || "-*•>#0123456789.)[]".contains(c))
         .trim_start();
-    let conditional = [
-        "if ",
-        "unless ",
-        "once ",
-        "when ",
-        "should ",
-        "in case",
-        "provided ",
-    ]
-    .iter()
-    .any(|w| t.starts_with(w))
-        || [
-            " if ",
-            " unless ",
-            " in case ",
-            " provided that ",
-            " only after ",
-        ]
+    let conditional = lex()
+        .condition_openers
         .iter()
-        .any(|w| s.contains(w))
+        .any(|w| t.starts_with(w.as_str()))
+        || lex().condition_inner.iter().any(|w| s.contains(w.as_str()))
         // A condition that opens a quotation or a label's text: `Note: "Once legal …"`.
         || ["\"", "\u{201c}", ": "].iter().any(|q| {
-            ["if ", "once ", "when ", "unless ", "should "]
+            lex()
+                .quoted_condition
                 .iter()
                 .any(|w| s.contains(&format!("{q}{w}")))
         });
     !s.contains('?')
         && !conditional
-        && !has_word(s, OVERRIDE_HISTORICAL)
-        && !has_word(s, OVERRIDE_STILL_HOLDS)
+        && !has_word(s, &lex().override_historical)
+        && !has_word(s, &lex().override_still_holds)
 }
 
 /// Where a quotation that is still open at `at` began on the same line: a sentence of a

@@ -5,13 +5,14 @@
 use crate::text::fold_case;
 
 use super::find::find;
-use super::lexicon::{HEDGES, has_any};
+use super::lexicon::has_any;
 use super::span;
+use crate::lexicon::get as lex;
 
 /// Whether the statement at `pos` is hedged (kept a guess) in its own span.
 pub fn is_hedged(text: &str, pos: usize) -> bool {
     let (span, context) = span(text, pos);
-    has_any(&fold_case(&span), HEDGES) || has_any(&fold_case(&context), HEDGES)
+    has_any(&fold_case(&span), &lex().hedges) || has_any(&fold_case(&context), &lex().hedges)
 }
 
 /// Whether the statement at `pos` is marked verified or confirmed in its own span (and not
@@ -19,7 +20,7 @@ pub fn is_hedged(text: &str, pos: usize) -> bool {
 pub fn is_marked_verified(text: &str, pos: usize) -> bool {
     let (span, _) = span(text, pos);
     let l = fold_case(&span);
-    ["verified", "confirmed"].iter().any(|w| {
+    lex().verified.iter().any(|w| {
         l.match_indices(w).any(|(i, _)| {
             let before = &l[..i];
             !before.ends_with("un") && !before.ends_with("not ") && !before.ends_with("not yet ")
@@ -31,24 +32,7 @@ pub fn is_marked_verified(text: &str, pos: usize) -> bool {
 pub fn is_attributed_to_user(text: &str, pos: usize) -> bool {
     let (span, context) = span(text, pos);
     let l = fold_case(&format!("{} {}", context, span));
-    [
-        "the user said",
-        "the user decided",
-        "the user wants",
-        "the user asked",
-        "the user chose",
-        "user decision",
-        "(user)",
-        "user:",
-        "· user ·",
-        "origin: user",
-        "\"origin\": \"user\"",
-        "from the user",
-        "user_said",
-        "as the user requested",
-    ]
-    .iter()
-    .any(|w| l.contains(w))
+    has_any(&l, &lex().user_attribution)
 }
 
 /// Whether some place that carries `key` (an idempotency key) states, in that one statement, that
@@ -61,28 +45,6 @@ pub fn presents_reconcile_first(text: &str, key: &str) -> bool {
     find(text, key).into_iter().any(|p| {
         let (span, context) = span(text, p);
         let l = fold_case(&format!("{context} {span}"));
-        let uncertain = [
-            "timed out",
-            "timeout",
-            "unknown",
-            "uncertain",
-            "no response",
-            "not confirmed",
-            "may have",
-            "side_effect_unknown",
-        ];
-        let reconcile = [
-            "reconcile",
-            "check whether",
-            "check if",
-            "look up",
-            "look it up",
-            "find out whether",
-            "before any retry",
-            "before retrying",
-            "do not retry",
-            "don't retry",
-        ];
-        has_any(&l, &uncertain) && has_any(&l, &reconcile)
+        has_any(&l, &lex().uncertain_write) && has_any(&l, &lex().reconcile_first)
     })
 }

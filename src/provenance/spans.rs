@@ -163,27 +163,7 @@ pub(super) fn elements_around(
         }
         let lname = fold_case(&name);
         let ltag = fold_case(tag);
-        let quotational = [
-            "external",
-            "quote",
-            "quoted",
-            "blockquote",
-            "email",
-            "message",
-            "document",
-            "page",
-            "tool_result",
-            "excerpt",
-            "untrusted",
-            "injected",
-            "source_text",
-            "webpage",
-            "web_page",
-            "attachment",
-            "comment",
-        ]
-        .iter()
-        .any(|q| {
+        let quotational = crate::lexicon::get().quotation_elements.iter().any(|q| {
             lname == *q || lname.starts_with(&format!("{q}_")) || lname.ends_with(&format!("_{q}"))
         }) || ltag.contains(" source=")
             || ltag.contains(" from=")

@@ -11,6 +11,7 @@
 //! be re-rendered without running a cell. Must not: run a cell, change a record, or format
 //! output outside an export.
 
+pub mod agreement;
 pub mod analysis;
 pub mod compare;
 pub mod curve;
@@ -112,6 +113,8 @@ pub fn render_dir_with(
     };
     let scenario_records = scenario_cells(&records);
     summary.analysis = analysis::analyse(&scenario_records, &opts);
+    summary.sim_agreement =
+        agreement::sim_live_agreement(&scenario_records, opts.resamples, opts.seed);
     let plots = render_plots(&scenario_records, &summary)?;
     let input = ExportInput {
         records: &records,

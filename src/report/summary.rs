@@ -68,6 +68,10 @@ pub struct Summary {
     pub live: Vec<LiveModelRow>,
     /// Errored cells by class over the whole run.
     pub errored_by_class: BTreeMap<String, usize>,
+    /// Each simulated destination's agreement with each live model on the same cells (empty
+    /// unless the run has both).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub sim_agreement: Vec<super::agreement::AgreementRow>,
 }
 
 /// The same-or-stricter continuity eval of one strategy over every scenario × interrupt point.
@@ -217,5 +221,6 @@ pub fn summarize(all: &[RunRecord]) -> Summary {
         transcripts: transcripts::summarize(all),
         live,
         errored_by_class: errored_by_class(records),
+        sim_agreement: Vec::new(),
     }
 }

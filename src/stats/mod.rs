@@ -22,11 +22,13 @@
 
 use serde::{Deserialize, Serialize};
 
+mod agreement;
 mod bootstrap;
 mod interval;
 mod paired;
 mod passk;
 
+pub use agreement::{Agreement, agreement, kappa_ci};
 pub use bootstrap::{
     SplitMix64, bootstrap_median_ci, bootstrap_median_ci_unclustered, derive_seed,
 };

@@ -71,6 +71,20 @@ pub struct View {
     pub errored_classes: String,
     /// One row per live model (empty for an offline run).
     pub live: Vec<LiveView>,
+    /// Each sim's agreement with each live model (empty unless the run has both).
+    pub agreement: Vec<AgreementView>,
+}
+
+/// One sim × live model × outcome, formatted.
+#[derive(Debug, Serialize)]
+pub struct AgreementView {
+    pub sim: String,
+    pub live: String,
+    pub outcome: &'static str,
+    pub n: usize,
+    pub scenarios: usize,
+    pub rate: String,
+    pub kappa: String,
 }
 
 pub fn view(records: &[RunRecord], s: &Summary, manifest: &serde_json::Value) -> View {
@@ -305,6 +319,23 @@ pub fn view(records: &[RunRecord], s: &Summary, manifest: &serde_json::Value) ->
             .map(|(c, n)| format!("{c}: {n}"))
             .collect::<Vec<_>>()
             .join("; "),
+        agreement: s
+            .sim_agreement
+            .iter()
+            .map(|a| AgreementView {
+                sim: a.sim.clone(),
+                live: a.live.clone(),
+                outcome: a.outcome,
+                n: a.n,
+                scenarios: a.scenarios,
+                rate: format!("{:.2}", a.rate),
+                kappa: match (a.kappa, a.kappa_ci) {
+                    (Some(k), Some(ci)) => format!("{k:.2} [{:.2}, {:.2}]", ci.low, ci.high),
+                    (Some(k), None) => format!("{k:.2}"),
+                    (None, _) => "undefined (both constant)".to_string(),
+                },
+            })
+            .collect(),
         live: s
             .live
             .iter()

@@ -3,7 +3,6 @@
 //! tagged `hypothesis` is hedged. Reads the replayed reference run; changes nothing.
 
 use super::Checker;
-use crate::provenance::HEDGES;
 use crate::scenario::detect::normalize;
 use crate::scenario::replay::{Replay, event_text};
 use crate::spec::*;
@@ -65,7 +64,7 @@ pub(super) fn check_detectors(c: &mut Checker, full: &Replay) {
 }
 
 /// An assistant event tagged `hypothesis` must carry a hedge (the crate's shared list,
-/// [`HEDGES`]): unhedged, the source run itself states it as established.
+/// the lexicon's `hedges`): unhedged, the source run itself states it as established.
 pub(super) fn check_hypothesis_hedges(c: &mut Checker) {
     let s = c.s;
     for (i, ev) in s.events.iter().enumerate() {
@@ -73,13 +72,17 @@ pub(super) fn check_hypothesis_hedges(c: &mut Checker) {
             continue;
         }
         let text = fold_case(ev.text.as_deref().unwrap_or(""));
-        if !HEDGES.iter().any(|h| text.contains(h)) {
+        if !crate::lexicon::get()
+            .hedges
+            .iter()
+            .any(|h| text.contains(h.as_str()))
+        {
             c.err(
                 format!("events[{i}].text"),
                 format!(
                     "`{}` is tagged `hypothesis` but its text carries no hedge ({}, …): a hypothesis the source run states as established cannot be promoted",
                     ev.id,
-                    HEDGES[..4].join(", ")
+                    crate::lexicon::get().hedges[..4].join(", ")
                 ),
             );
         }
