@@ -112,7 +112,6 @@ fn failing_plugins() -> PathBuf {
 fn failing_plugins_give_errored_cells_with_a_clear_reason_while_the_rest_completes() {
     let dir = failing_plugins();
     let out = tempfile::tempdir().expect("tempdir");
-    let started = std::time::Instant::now();
     let recs = run(
         &dir,
         &[
@@ -126,8 +125,9 @@ fn failing_plugins_give_errored_cells_with_a_clear_reason_while_the_rest_complet
         ],
         out.path(),
     );
-    // Eight handoffs per plug-in at 0.5 s at most: the sleeping plug-in never holds the run.
-    assert!(started.elapsed().as_secs() < 20);
+    // The sleeping plug-in never holds the run: its cells end as timeouts (below), not as a run
+    // that waits for it. (No wall-clock assertion: timings belong to benchmarks, and a loaded
+    // machine would make one flaky.)
     let reason = |id: &str| {
         let mine: Vec<&RunRecord> = recs.iter().filter(|r| r.strategy == id).collect();
         assert_eq!(mine.len(), 16, "{id}");
