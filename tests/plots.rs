@@ -63,6 +63,7 @@ fn cells() -> Vec<HeatCell> {
                 row: row.to_owned(),
                 col: col.to_owned(),
                 value: ((r * 3 + c) % 5) as f64,
+                count: None,
             });
         }
     }
@@ -357,6 +358,7 @@ fn labels_are_escaped_in_svg() {
                 row: evil.to_owned(),
                 col: evil.to_owned(),
                 value: 1.0,
+                count: None,
             }],
         ),
         plots::token_distributions(
@@ -475,6 +477,7 @@ fn many_rows_and_unusual_ranges() {
             row: "A".to_owned(),
             col: format!("p{i}"),
             value: 0.0,
+            count: None,
         })
         .collect();
     let plot = plots::safety_heatmap("zeros", &zeros).unwrap();
@@ -536,6 +539,7 @@ fn bad_values_are_errors() {
         row: "A".to_owned(),
         col: "p".to_owned(),
         value: 1.0,
+        count: None,
     };
     let err = plots::safety_heatmap("t", &[cell.clone(), cell]).unwrap_err();
     assert!(matches!(err, PlotError::DuplicateCell { .. }), "{err}");
@@ -797,6 +801,7 @@ fn heatmap_values_sit_in_their_cells_and_column_labels_are_whole() {
                 row: (*row).to_owned(),
                 col: (*col).to_owned(),
                 value: (r * 10 + c) as f64,
+                count: None,
             });
         }
     }
