@@ -821,3 +821,27 @@ fn heatmap_values_sit_in_their_cells_and_column_labels_are_whole() {
     let expected: Vec<String> = cells.iter().map(|c| format!("{}", c.value)).collect();
     assert_eq!(values, expected.as_slice());
 }
+
+/// A heat map of rates shows each rate with its denominator (`k/n`) and says so in its scale.
+#[test]
+fn heatmap_rates_carry_their_denominators() {
+    let cells =
+        [("A", "p1", 1, 4), ("A", "p2", 0, 6), ("C", "p1", 3, 3)].map(|(r, c, k, n)| HeatCell {
+            row: r.to_owned(),
+            col: c.to_owned(),
+            value: k as f64 / n as f64,
+            count: Some((k, n)),
+        });
+    let plot = plots::safety_heatmap("rates", &cells).unwrap();
+    for t in [
+        "0.25",
+        "1/4",
+        "0.00",
+        "0/6",
+        "1.00",
+        "3/3",
+        "unsafe-cell rate (k/n)",
+    ] {
+        assert!(has_text(&plot, t), "no text element {t:?}");
+    }
+}
