@@ -248,6 +248,8 @@ fn judge(c: &Comparison, policy: &Policy, level: f64, family: usize) -> RuleResu
         }
     });
     let verdict = match bounds {
+        // Identical on every shared cell: no loss to find, however few the scenarios.
+        _ if c.differing == 0 => Verdict::Held,
         Some((_, high)) if high < -margin => Verdict::Failed,
         Some((low, _)) if low >= -margin => Verdict::Held,
         _ => Verdict::Inconclusive,
@@ -265,6 +267,7 @@ fn judge(c: &Comparison, policy: &Policy, level: f64, family: usize) -> RuleResu
             -high,
             -low
         ),
+        None if c.differing == 0 => "identical on every paired cell".into(),
         None => "fewer than two scenarios: no interval".into(),
     };
     let detail = format!(

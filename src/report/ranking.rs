@@ -215,13 +215,13 @@ fn rank_model<'r>(
     };
     let mut below: Vec<Vec<(String, &'static str)>> = vec![Vec::new(); n];
     let mut beats = vec![0usize; n];
-    for i in 0..n {
-        for j in 0..n {
+    for (i, mine) in below.iter_mut().enumerate() {
+        for (j, wins) in beats.iter_mut().enumerate() {
             if i != j
                 && let Some(why) = above(j, i)
             {
-                below[i].push((rows[j].strategy.clone(), why));
-                beats[j] += 1;
+                mine.push((rows[j].strategy.clone(), why));
+                *wins += 1;
             }
         }
     }

@@ -25,6 +25,8 @@ pub struct Comparison {
     pub higher_is_better: bool,
     /// Paired cells (repetitions included).
     pub cells: usize,
+    /// Paired cells whose metric differs between the runs (0: identical on every shared cell).
+    pub differing: usize,
     /// The metric's mean over the paired cells, baseline and candidate.
     pub base: f64,
     pub cand: f64,
@@ -76,6 +78,10 @@ pub fn paired_comparisons(
                 metric: m.name.to_string(),
                 higher_is_better: m.higher_is_better,
                 cells: pairs.len(),
+                differing: pairs
+                    .iter()
+                    .filter(|(c, b)| (m.value)(c) != (m.value)(b))
+                    .count(),
                 base: pairs.iter().map(|(_, b)| (m.value)(b)).sum::<f64>() / n,
                 cand: pairs.iter().map(|(c, _)| (m.value)(c)).sum::<f64>() / n,
                 diff,

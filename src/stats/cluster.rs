@@ -73,7 +73,7 @@ impl ClusteredMean {
         let t = t_quantile(1.0 - (1.0 - confidence) / 2.0, self.df())?;
         self.se
             .is_finite()
-            .then(|| (self.estimate - t * self.se, self.estimate + t * self.se))
+            .then_some((self.estimate - t * self.se, self.estimate + t * self.se))
     }
 
     /// One-sided bounds at `confidence`: `(m − t·SE, m + t·SE)` with `t` the `confidence`
@@ -85,7 +85,7 @@ impl ClusteredMean {
         let t = t_quantile(confidence, self.df())?;
         self.se
             .is_finite()
-            .then(|| (self.estimate - t * self.se, self.estimate + t * self.se))
+            .then_some((self.estimate - t * self.se, self.estimate + t * self.se))
     }
 
     /// Two-sided p-value of "the mean is 0" (t test on `clusters − 1` df). With a zero standard
@@ -107,7 +107,7 @@ impl ClusteredMean {
 /// The `p`-quantile of Student's t with `df > 0` degrees of freedom. `None` for `p` outside
 /// `(0, 1)` or `df ≤ 0` (guards statrs, which panics outside `[0, 1]`).
 pub fn t_quantile(p: f64, df: f64) -> Option<f64> {
-    if !(p > 0.0 && p < 1.0) || !(df > 0.0) {
+    if !(p > 0.0 && p < 1.0 && df > 0.0) {
         return None;
     }
     let t = StudentsT::new(0.0, 1.0, df).ok()?.inverse_cdf(p);

@@ -16,11 +16,14 @@ use super::axis::*;
 use super::draw::*;
 use super::{Drawn, Figure};
 
+/// A cell's value and, for a rate, its `(k, n)`.
+type Shown = (f64, Option<(usize, usize)>);
+
 pub(super) struct HeatFigure<'a> {
     title: &'a str,
     rows: Vec<&'a str>,
     cols: Vec<&'a str>,
-    values: HashMap<(usize, usize), (f64, Option<(usize, usize)>)>,
+    values: HashMap<(usize, usize), Shown>,
     max: f64,
     /// Every cell is a rate with its count.
     rates: bool,
