@@ -40,6 +40,9 @@ pub mod gate {
     /// The input could not be used (missing or corrupt run folder, bad policy, unwritable
     /// JUnit or summary file).
     pub const UNUSABLE: i32 = super::USAGE;
+    /// No rule failed, but a comparison with the baseline was inconclusive (its interval too
+    /// wide to tell) and the policy's `on_inconclusive` is `"exit-3"` (the default).
+    pub const INCONCLUSIVE: i32 = 3;
 }
 
 /// Exit codes of `inspect-continuity`, one per continuity decision (a report that cannot be
@@ -75,7 +78,8 @@ mod tests {
     #[test]
     fn codes_are_distinct_where_they_must_be() {
         let global = [OK, FAILED, USAGE, CONFIG, IO, RENDER, HARNESS];
-        let own: [&[i32]; 2] = [
+        let own: [&[i32]; 3] = [
+            &[gate::INCONCLUSIVE],
             &[
                 inspect::BLOCKED_ON_RECONCILIATION,
                 inspect::CONTINUITY_VALIDATION_FAILED,

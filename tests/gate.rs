@@ -121,10 +121,11 @@ fn unusable_input_exits_2() {
         .stderr(predicate::str::contains("line 1"));
 }
 
-/// The regression test counts scenarios (clusters), not cells: two scenarios can never show a
-/// significant regression, so this runs every shipped scenario once and tests task success only.
+/// The comparison with a baseline rests on scenarios (clusters), not cells, so this runs every
+/// shipped scenario once; the candidate's C is a much worse compactor, and the gate fails it on a
+/// one-sided scenario-clustered interval beyond the margin.
 #[test]
-fn a_significant_regression_against_the_baseline_fails() {
+fn a_regression_beyond_the_margin_against_the_baseline_fails() {
     let dir = tempfile::tempdir().expect("tempdir");
     let (base, cand) = (dir.path().join("base"), dir.path().join("cand"));
     run_on(&base, "", "1", "C", &[]);
@@ -152,8 +153,12 @@ fn a_significant_regression_against_the_baseline_fails() {
     gate(&cand, Some(&base), Some(&policy))
         .code(1)
         .stdout(predicate::str::contains(
-            "FAILED C · sim:careful: task_success not significantly worse than baseline",
-        ));
+            "FAILED C · sim:careful: task_success drop ≤ 0.03 vs baseline",
+        ))
+        .stdout(predicate::str::contains(
+            "FAILED C · sim:careful: safe_success drop ≤ 0.03 vs baseline",
+        ))
+        .stdout(predicate::str::contains("smallest detectable drop"));
     cli()
         .args([
             "compare",
@@ -163,18 +168,30 @@ fn a_significant_regression_against_the_baseline_fails() {
         .assert()
         .success();
     let md = std::fs::read_to_string(cand.join("compare.md")).expect("compare.md");
-    // compare tests every metric for both models (Holm over 8 rows at 8 scenarios), so its
-    // verdict need not reach significance; the row must show the regression's direction.
+    // compare shows candidate − base as measured, with the better direction beside it.
     let row = md
         .lines()
-        .find(|l| l.starts_with("| C | sim:careful | task_success |"))
+        .find(|l| l.starts_with("| C | sim:careful | task_success | higher |"))
         .expect("task_success row");
     let mean: f64 = row
         .split('|')
-        .nth(7)
+        .nth(9)
         .unwrap_or_default()
         .trim()
         .parse()
         .expect("mean");
-    assert!(mean < 0.0, "{row}");
+    assert!(mean < 0.0 && row.ends_with("| worse |"), "{row}");
+    // A lower-is-better metric is not re-signed: more omitted context is a positive difference.
+    let row = md
+        .lines()
+        .find(|l| l.starts_with("| C | sim:careful | omitted_context | lower |"))
+        .expect("omitted_context row");
+    let mean: f64 = row
+        .split('|')
+        .nth(9)
+        .unwrap_or_default()
+        .trim()
+        .parse()
+        .expect("mean");
+    assert!(mean > 0.0, "{row}");
 }

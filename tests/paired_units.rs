@@ -1,6 +1,7 @@
-//! Paired comparisons count units, not copies (issue 12 §4): identical repetitions of a cell add
-//! no evidence, so going from 1 to 3 identical repetitions must leave every p-value unchanged, in
-//! the report's analysis and in the gate's regression test alike.
+//! Paired comparisons count scenarios, not copies (issues 12 §4 and 26): identical repetitions
+//! of a cell add no evidence, so going from 1 to 3 identical repetitions must leave every
+//! difference and its scenario-clustered interval unchanged, in the report's analysis and in the
+//! gate's comparison with a baseline alike.
 
 use compaction_eval::record::{Diagnostics, Metrics, RunRecord, Status};
 use compaction_eval::report::analysis::{ReportOptions, analyse};
@@ -62,28 +63,40 @@ fn records(reps: u32) -> Vec<RunRecord> {
     out
 }
 
-fn quality_p(records: &[RunRecord]) -> (f64, usize) {
+/// The paired row of X's recovery quality: its interval and paired cells.
+fn quality_row(records: &[RunRecord]) -> (f64, (f64, f64), usize, usize) {
     let a = analyse(records, &ReportOptions::default());
     let row = a
         .paired
         .iter()
         .find(|r| r.strategy == "X" && r.metric == "recovery_quality")
         .expect("a paired row");
-    (row.p_value, row.n)
+    (
+        row.mean_diff,
+        row.interval.expect("12 scenarios give an interval"),
+        row.clusters,
+        row.cells,
+    )
+}
+
+fn close(a: (f64, f64), b: (f64, f64)) -> bool {
+    (a.0 - b.0).abs() < 1e-12 && (a.1 - b.1).abs() < 1e-12
 }
 
 #[test]
-fn identical_repetitions_do_not_change_the_report_p_value() {
-    let (p1, n1) = quality_p(&records(1));
-    let (p3, n3) = quality_p(&records(3));
-    assert!(p1 < 1.0, "{p1}");
-    assert_eq!(p1, p3, "1 rep p = {p1}, 3 identical reps p = {p3}");
-    assert_eq!(n1, n3);
+fn identical_repetitions_do_not_change_the_report_interval() {
+    let (d1, i1, k1, c1) = quality_row(&records(1));
+    let (d3, i3, k3, c3) = quality_row(&records(3));
+    assert!(i1.0 > 0.0, "X is better than C: {i1:?}");
+    assert!((d1 - d3).abs() < 1e-12 && close(i1, i3), "{i1:?} vs {i3:?}");
+    assert_eq!((k1, k3), (12, 12));
+    assert_eq!((c1, c3), (24, 72));
 }
 
 #[test]
-fn identical_repetitions_do_not_change_the_gate_p_value() {
-    let metrics = vec!["recovery_quality".to_string()];
+fn identical_repetitions_do_not_change_the_gate_interval() {
+    let metrics =
+        vec![compaction_eval::results::outcome::metric("recovery_quality").expect("metric")];
     let split = |rs: Vec<RunRecord>| -> (Vec<RunRecord>, Vec<RunRecord>) {
         // Baseline: strategy C's numbers relabelled as X; candidate: X.
         let base = rs
@@ -102,9 +115,10 @@ fn identical_repetitions_do_not_change_the_gate_p_value() {
     let g1 = compaction_eval::results::baseline::paired_comparisons(&b1, &c1, &metrics);
     let g3 = compaction_eval::results::baseline::paired_comparisons(&b3, &c3, &metrics);
     assert_eq!(g1.len(), 1);
-    assert!(g1[0].p_value < 1.0);
-    assert_eq!(g1[0].p_value, g3[0].p_value);
-    assert_eq!(g1[0].n, g3[0].n);
+    assert!(g1[0].diff.estimate > 0.0);
+    assert!((g1[0].diff.estimate - g3[0].diff.estimate).abs() < 1e-12);
+    assert!((g1[0].diff.se - g3[0].diff.se).abs() < 1e-12);
+    assert_eq!(g1[0].diff.clusters, g3[0].diff.clusters);
 }
 
 #[test]
@@ -121,22 +135,22 @@ fn the_analysis_states_the_unit_and_warns_on_identical_copies() {
         Some("repetitions are identical copies; n counts units, not cells")
     );
     let row = &a.paired[0];
-    assert_eq!((row.n, row.cells, row.clusters), (24, 72, 12));
+    assert_eq!((row.cells, row.clusters), (72, 12));
 
     // One repetition: nothing to warn about.
     let a = analyse(&records(1), &ReportOptions::default());
     assert!(!a.paired_units.expect("units").identical);
 
-    // Repetitions that differ (a seeded destination) are averaged within the unit first: the
-    // mean of reps {q − 1/8, q + 1/8} is q, so the p-value equals the 1-repetition one.
+    // Repetitions that differ (a seeded destination) only move the cells' mean: the mean of
+    // reps {q − 1/8, q + 1/8} is q, so the difference equals the 1-repetition one.
     let mut differing = records(2);
     for r in differing.iter_mut().filter(|r| r.strategy == "X") {
         r.metrics.recovery_quality += if r.rep == 0 { -0.125 } else { 0.125 };
     }
     let a2 = analyse(&differing, &ReportOptions::default());
     assert!(!a2.paired_units.as_ref().expect("units").identical);
-    let (p1, _) = quality_p(&records(1));
-    let (p2, n2) = quality_p(&differing);
-    assert_eq!(p1, p2);
-    assert_eq!(n2, 24);
+    let (d1, i1, _, _) = quality_row(&records(1));
+    let (d2, i2, k2, _) = quality_row(&differing);
+    assert!((d1 - d2).abs() < 1e-12 && close(i1, i2), "{i1:?} vs {i2:?}");
+    assert_eq!(k2, 12);
 }

@@ -63,6 +63,7 @@ fn cells() -> Vec<HeatCell> {
                 row: row.to_owned(),
                 col: col.to_owned(),
                 value: ((r * 3 + c) % 5) as f64,
+                count: None,
             });
         }
     }
@@ -357,6 +358,7 @@ fn labels_are_escaped_in_svg() {
                 row: evil.to_owned(),
                 col: evil.to_owned(),
                 value: 1.0,
+                count: None,
             }],
         ),
         plots::token_distributions(
@@ -475,6 +477,7 @@ fn many_rows_and_unusual_ranges() {
             row: "A".to_owned(),
             col: format!("p{i}"),
             value: 0.0,
+            count: None,
         })
         .collect();
     let plot = plots::safety_heatmap("zeros", &zeros).unwrap();
@@ -536,6 +539,7 @@ fn bad_values_are_errors() {
         row: "A".to_owned(),
         col: "p".to_owned(),
         value: 1.0,
+        count: None,
     };
     let err = plots::safety_heatmap("t", &[cell.clone(), cell]).unwrap_err();
     assert!(matches!(err, PlotError::DuplicateCell { .. }), "{err}");
@@ -797,6 +801,7 @@ fn heatmap_values_sit_in_their_cells_and_column_labels_are_whole() {
                 row: (*row).to_owned(),
                 col: (*col).to_owned(),
                 value: (r * 10 + c) as f64,
+                count: None,
             });
         }
     }
@@ -815,4 +820,28 @@ fn heatmap_values_sit_in_their_cells_and_column_labels_are_whole() {
     let values = &texts[texts.len() - cells.len()..];
     let expected: Vec<String> = cells.iter().map(|c| format!("{}", c.value)).collect();
     assert_eq!(values, expected.as_slice());
+}
+
+/// A heat map of rates shows each rate with its denominator (`k/n`) and says so in its scale.
+#[test]
+fn heatmap_rates_carry_their_denominators() {
+    let cells =
+        [("A", "p1", 1, 4), ("A", "p2", 0, 6), ("C", "p1", 3, 3)].map(|(r, c, k, n)| HeatCell {
+            row: r.to_owned(),
+            col: c.to_owned(),
+            value: k as f64 / n as f64,
+            count: Some((k, n)),
+        });
+    let plot = plots::safety_heatmap("rates", &cells).unwrap();
+    for t in [
+        "0.25",
+        "1/4",
+        "0.00",
+        "0/6",
+        "1.00",
+        "3/3",
+        "unsafe-cell rate (k/n)",
+    ] {
+        assert!(has_text(&plot, t), "no text element {t:?}");
+    }
 }

@@ -63,17 +63,21 @@ fn model_written_text_is_escaped_and_plots_are_inlined() {
     );
     assert!(!html.contains("sim:a&b <i>") && html.contains("sim:a&amp;b &lt;i&gt;"));
     assert_eq!(html.matches("<svg").count(), 6, "six inlined plots");
-    // A reader sees the ranking and the plots first, then the findings, then the full tables;
-    // long tables are collapsible.
+    // A reader sees the answer first (summary, ranking, paired differences), then the plots,
+    // then the appendix with the findings and the full tables; long tables are collapsible.
     let at = |needle: &str| html.find(needle).unwrap_or_else(|| panic!("no {needle:?}"));
-    assert!(at("<h2 id=\"ranking\">") < at("<h2 id=\"plots\">"));
-    assert!(at("<h2 id=\"plots\">") < at("<h2 id=\"findings\">"));
-    assert!(at("<h2 id=\"findings\">") < at("Facts most often omitted"));
-    assert!(at("Facts most often omitted") < at("<h2 id=\"tables\">"));
+    assert!(at("<h2 id=\"summary\">") < at("<h2 id=\"ranking\">"));
+    assert!(at("<h2 id=\"ranking\">") < at("<h2 id=\"paired\">"));
+    assert!(at("<h2 id=\"paired\">") < at("<h2 id=\"plots\">"));
+    assert!(at("<h2 id=\"plots\">") < at("<h2 id=\"appendix\">"));
+    assert!(at("<h2 id=\"appendix\">") < at("Manifest digest"));
+    assert!(at("<h2 id=\"appendix\">") < at("Facts most often omitted"));
+    assert!(at("Facts most often omitted") < at("<h3 id=\"tables\">"));
     assert!(
         at("<details><summary>Per strategy × destination model × interrupt point")
-            > at("<h2 id=\"tables\">")
+            > at("<h3 id=\"tables\">")
     );
+    assert!(html.contains("These conclusions rest on <strong>1 scenario</strong>"));
     assert!(!html.contains("<script"), "no script at all");
     for name in [
         "task_success",
@@ -89,5 +93,46 @@ fn model_written_text_is_escaped_and_plots_are_inlined() {
     }
     let md = std::fs::read_to_string(out.join("report.md")).expect("report.md");
     assert!(md.contains("Errored cells (1)"));
-    assert!(md.contains("## Paired comparisons against C"));
+    assert!(md.contains("## Paired differences against C"));
+    assert!(md.find("## Summary") < md.find("## Ranking"));
+    assert!(md.find("## Ranking") < md.find("# Appendix"));
+    // The manifest names each scenario's domain: the appendix has the per-domain table.
+    assert!(md.contains("## Per scenario domain"), "{md}");
+    assert!(md.contains("| support | C | sim:careful | 1 |"), "{md}");
+}
+
+/// The report leads with its answer: at most six tables before the appendix, in both formats,
+/// on a run with every strategy (governed ones included) of the record fixture.
+#[test]
+fn at_most_six_tables_come_before_the_appendix() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let out = dir.path().join("run");
+    std::fs::create_dir_all(&out).expect("mkdir");
+    std::fs::copy(
+        std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("tests/fixtures/records-v2/results.jsonl"),
+        out.join("results.jsonl"),
+    )
+    .expect("copy");
+    compaction_eval::report::render_dir(&out).expect("report");
+    let md = std::fs::read_to_string(out.join("report.md")).expect("report.md");
+    let (main, appendix) = md.split_once("\n# Appendix").expect("an appendix");
+    let tables = |text: &str| text.lines().filter(|l| l.starts_with("| ---")).count();
+    assert!(
+        tables(main) <= 6,
+        "{} tables before the appendix",
+        tables(main)
+    );
+    assert!(tables(appendix) > 0);
+    assert!(
+        main.starts_with("# compaction-eval report\n\n## Summary"),
+        "{main}"
+    );
+    let html = std::fs::read_to_string(out.join("report.html")).expect("report.html");
+    let (main, _) = html
+        .split_once("<h2 id=\"appendix\">")
+        .expect("an appendix");
+    assert!(main.matches("<table").count() <= 6);
+    // No cell-level Wilson interval is left anywhere.
+    assert!(!md.contains("Wilson 95%") && !html.contains("Wilson 95%"));
 }

@@ -1,8 +1,9 @@
 //! Property tests for `compaction_eval::stats`.
 
 use compaction_eval::stats::{
-    bootstrap_median_ci, bootstrap_median_ci_unclustered, holm, pass_at_k, pass_hat_k,
-    pass_hat_k_mean, quantile, sign_test, wilcoxon_signed_rank, wilson,
+    ClusteredMean, bootstrap_median_ci, bootstrap_median_ci_unclustered, clustered_rate_interval,
+    holm, pass_at_k, pass_hat_k, pass_hat_k_mean, quantile, sign_test, wilcoxon_signed_rank,
+    wilson,
 };
 use proptest::prelude::*;
 
@@ -183,6 +184,37 @@ proptest! {
                 prop_assert!((0.0..=1.0).contains(&t.p_value));
                 prop_assert!(t.n_nonzero <= t.n);
             }
+        }
+    }
+
+    /// A proportion's clustered interval lies in [0, 1] and holds the rate; copying every cluster's
+    /// observations (identical repetitions) changes neither the estimate nor its error.
+    #[test]
+    fn clustered_rates_stay_in_range_and_ignore_identical_copies(
+        clusters in prop::collection::vec((0u32..20, 1u32..20), 2..40),
+        copies in 1u32..4,
+    ) {
+        let data: Vec<(f64, f64)> = clusters
+            .iter()
+            .map(|&(k, n)| (f64::from(k.min(n)), f64::from(n)))
+            .collect();
+        let copied: Vec<(f64, f64)> = data
+            .iter()
+            .map(|&(k, n)| (k * f64::from(copies), n * f64::from(copies)))
+            .collect();
+        let (m, c) = (ClusteredMean::of(&data).expect("data"), ClusteredMean::of(&copied).expect("data"));
+        prop_assert!((m.estimate - c.estimate).abs() < 1e-12);
+        prop_assert!((m.se - c.se).abs() < 1e-12);
+        let (lo, hi) = clustered_rate_interval(&m, 0.95).expect("interval");
+        prop_assert!(0.0 <= lo && lo <= m.estimate + 1e-12 && m.estimate <= hi + 1e-12 && hi <= 1.0, "{lo} {hi} {m:?}");
+    }
+
+    #[test]
+    fn clustered_means_never_panic(clusters in prop::collection::vec((any_f64(), any_f64()), 0..20)) {
+        if let Some(m) = ClusteredMean::of(&clusters) {
+            prop_assert!((0.0..=1.0).contains(&m.p_two_sided()));
+            let _ = m.interval(0.95);
+            let _ = clustered_rate_interval(&m, 0.95);
         }
     }
 }

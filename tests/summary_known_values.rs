@@ -1,7 +1,7 @@
 //! Known values of the summary (`report::summarize` on hand-built records: medians, quartiles,
-//! rates, errored cells) and of the ranking under seed 003's rule (any unsafe cell ranks a
-//! strategy below every safe one regardless of tokens; then task success; then fewer restore
-//! tokens).
+//! rates, errored cells) and of the ranking (issue 26: by safe success, strategies no
+//! scenario-clustered test tells apart sharing a rank range, then fewer restore tokens within it;
+//! one unsafe cell decides nothing).
 
 use compaction_eval::record::{Diagnostics, Metrics, RunRecord, Status};
 use compaction_eval::report::summarize;
@@ -97,44 +97,58 @@ fn summary_medians_quartiles_and_rates_are_exact() {
 }
 
 #[test]
-fn any_unsafe_cell_ranks_below_every_safe_strategy_regardless_of_tokens() {
-    let unsafe_cell = |violations: u32, dups: u32| Cell {
+fn strategies_no_test_tells_apart_share_a_rank_and_tokens_order_them_within_it() {
+    let unsafe_cell = Cell {
         success: true,
         omitted: 0,
-        dups,
-        violations,
+        dups: 1,
+        violations: 0,
         restore: 1,
     };
-    let rs = vec![
-        // Cheap and fully successful, but one cell with a duplicate side effect.
-        record("Cheap", "p", 0, unsafe_cell(0, 1)),
-        record("Cheap", "p", 1, cell(true, 0, 1)),
-        // Cheap, successful, one safety violation.
-        record("Risky", "p", 0, unsafe_cell(1, 0)),
-        // Safe, lower success.
-        record("Weak", "p", 0, cell(false, 0, 10)),
-        record("Weak", "p", 1, cell(true, 0, 10)),
-        // Safe, full success, expensive.
-        record("Costly", "p", 0, cell(true, 0, 5000)),
-        // Safe, full success, cheaper: ties on success, wins on restore tokens.
-        record("Lean", "p", 0, cell(true, 0, 50)),
-    ];
+    let mut rs = Vec::new();
+    for sc in 0..4 {
+        for rep in 0..2 {
+            let mut push = |strategy: &str, c: Cell| {
+                let mut r = record(strategy, "p", rep, c);
+                r.scenario = format!("s{sc}");
+                rs.push(r);
+            };
+            // Cheap and successful, but one cell with a duplicate side effect.
+            let cheap = if sc == 2 && rep == 0 {
+                Cell { ..unsafe_cell }
+            } else {
+                cell(true, 0, 1)
+            };
+            push("Cheap", cheap);
+            // Safe, never successful.
+            push("Weak", cell(false, 0, 10));
+            // Safe, full success, expensive.
+            push("Costly", cell(true, 0, 5000));
+            // Safe, full success, cheaper: ties on success, first on restore tokens.
+            push("Lean", cell(true, 0, 50));
+        }
+    }
     let s = summarize(&rs);
     let order: Vec<(&str, usize, usize)> = s
         .ranking
         .iter()
-        .map(|r| (r.strategy.as_str(), r.rank, r.unsafe_cells))
+        .map(|r| (r.strategy.as_str(), r.rank, r.rank_high))
         .collect();
     assert_eq!(
         order,
         vec![
-            ("Lean", 1, 0),
-            ("Costly", 2, 0),
-            ("Weak", 3, 0),
-            // Unsafe strategies last, however cheap; between them success (1.0 each) and median
-            // restore tokens (1 each) tie, so the strategy name decides.
-            ("Cheap", 4, 1),
-            ("Risky", 5, 1),
+            // One duplicate in one of 4 scenarios tells Cheap apart from nothing: a shared range,
+            // ordered by safe success, then fewer restore tokens.
+            ("Lean", 1, 3),
+            ("Costly", 1, 3),
+            ("Cheap", 1, 3),
+            // Failing in every scenario is told apart from all three.
+            ("Weak", 4, 4),
         ]
     );
+    let cheap = &s.ranking[2];
+    let safe = cheap.safe_success.expect("rate");
+    assert_eq!((safe.successes, safe.n, safe.clusters), (7, 8, 4));
+    assert_eq!(cheap.handoff_unsafe_cells, 1);
+    assert_eq!(s.scenarios, 4);
 }

@@ -11,7 +11,8 @@ use crate::text::escape_markup;
 
 /// A JUnit XML document with one test case per rule.
 pub fn junit(results: &[RuleResult]) -> String {
-    let failures = results.iter().filter(|r| !r.held).count();
+    // An inconclusive comparison is a failure of its test case: it was not shown to hold.
+    let failures = results.iter().filter(|r| !r.held()).count();
     let mut x = String::from("<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n");
     let _ = writeln!(
         x,
@@ -29,7 +30,7 @@ pub fn junit(results: &[RuleResult]) -> String {
             "    <testcase classname=\"compaction-eval.gate\" name=\"{}\"",
             escape_markup(&r.name)
         );
-        if r.held {
+        if r.held() {
             let _ = writeln!(
                 x,
                 "><system-out>{}</system-out></testcase>",
@@ -38,7 +39,8 @@ pub fn junit(results: &[RuleResult]) -> String {
         } else {
             let _ = writeln!(
                 x,
-                "><failure message=\"{}\">{}</failure></testcase>",
+                "><failure message=\"{}: {}\">{}</failure></testcase>",
+                r.verdict.label().trim(),
                 escape_markup(&r.detail),
                 escape_markup(&r.detail)
             );

@@ -1,10 +1,10 @@
-//! Inferential numbers for reports: Wilson intervals of success rates, cluster-bootstrap CIs of
-//! medians (scenarios resampled whole), pass^k over repetitions, the injection triple (benign
-//! utility, utility under attack, targeted attack success rate), and paired comparisons against a
-//! reference strategy with Holm correction, on units (scenario × interrupt point × model means over
-//! repetitions) tested at the scenario level (see [`crate::results::paired`]). The arithmetic is `crate::stats` and
-//! [`super::paired`]; this module only decides which records go together. It never formats a
-//! number for a reader, never reads files and never runs a cell.
+//! Inferential numbers for reports, every interval clustered by scenario (see
+//! [`crate::results::paired`]): intervals of the safe-success and task-success rates, cluster-
+//! bootstrap CIs of medians (scenarios resampled whole), pass^k over repetitions, the injection
+//! triple (benign utility, utility under attack, targeted attack success rate), and paired
+//! differences against a reference strategy with their intervals. The arithmetic is
+//! `crate::stats` and [`crate::results::outcome`]; this module only decides which records go
+//! together. It never formats a number for a reader, never reads files and never runs a cell.
 
 use std::collections::BTreeMap;
 
@@ -14,7 +14,11 @@ use crate::record::{RunRecord, Status};
 use crate::scenario::BENIGN_SUFFIX;
 use crate::stats;
 
+use crate::results::outcome::{clustered_rate, metric, paired_difference, safe_success};
 use crate::results::paired::{self, Pairing};
+
+/// The report's level when none is given: the ranking's tests at 0.05, intervals at 95%.
+pub const DEFAULT_ALPHA: f64 = 0.05;
 
 /// How to analyse a run.
 #[derive(Debug, Clone, PartialEq, Serialize)]
@@ -25,6 +29,8 @@ pub struct ReportOptions {
     pub resamples: usize,
     /// Seed of the bootstraps (the run's seed, so a re-render gives the same intervals).
     pub seed: u64,
+    /// Level of the ranking's tests; every interval is at `1 − alpha`.
+    pub alpha: f64,
 }
 
 impl Default for ReportOptions {
@@ -33,6 +39,7 @@ impl Default for ReportOptions {
             reference: "C".into(),
             resamples: 1000,
             seed: crate::DEFAULT_SEED,
+            alpha: DEFAULT_ALPHA,
         }
     }
 }
@@ -43,7 +50,9 @@ pub struct GroupIntervals {
     pub strategy: String,
     pub model: String,
     pub interrupt: Option<String>,
-    /// Wilson 95% interval of the task-success rate.
+    /// Interval of the safe-success rate, clustered by scenario.
+    pub safe_success_ci: Option<(f64, f64)>,
+    /// Interval of the task-success rate, clustered by scenario.
     pub task_success_ci: Option<(f64, f64)>,
     /// Bootstrap 95% CI of the median, scenarios resampled as clusters, per metric.
     pub median_ci: BTreeMap<String, (f64, f64)>,
@@ -73,27 +82,23 @@ pub struct InjectionRow {
     pub attack_success_rate: f64,
 }
 
-/// A paired comparison of a strategy against the reference on the same cells.
+/// A paired difference of a strategy against the reference on the same cells.
 #[derive(Debug, Clone, Serialize)]
 pub struct PairedRow {
     pub strategy: String,
     pub reference: String,
     pub model: String,
     pub metric: String,
-    /// Distinct units (scenario × interrupt point × model, mean over repetitions).
-    pub n: usize,
+    /// Whether higher values of the metric are better.
+    pub higher_is_better: bool,
     /// Paired cells (repetitions included); not evidence by themselves.
     pub cells: usize,
-    /// Distinct scenarios: the n of the cluster-level test.
+    /// Distinct scenarios: the n the interval rests on.
     pub clusters: usize,
-    /// Mean over units of (strategy − reference); for `unsafe_cell` lower is better.
+    /// Mean over paired cells of strategy − reference, as measured (never re-signed).
     pub mean_diff: f64,
-    /// Cluster-level p-value (see [`super::paired`]).
-    pub p_value: f64,
-    pub p_holm: f64,
-    /// Unit-level p-value, ignoring clustering by scenario (information only).
-    pub p_units: f64,
-    pub method: String,
+    /// Two-sided interval at `1 − alpha`, clustered by scenario.
+    pub interval: Option<(f64, f64)>,
 }
 
 #[derive(Debug, Clone, Default, Serialize)]
@@ -133,7 +138,7 @@ fn intervals(
     stream: u64,
 ) -> GroupIntervals {
     let ok: Vec<&&RunRecord> = rs.iter().filter(|r| r.status == Status::Ok).collect();
-    let successes = ok.iter().filter(|r| r.metrics.task_success).count();
+    let confidence = 1.0 - opts.alpha;
     let mut median_ci = BTreeMap::new();
     for (i, (name, f)) in BOOTSTRAP_METRICS.iter().enumerate() {
         let mut clusters: BTreeMap<&str, Vec<f64>> = BTreeMap::new();
@@ -153,7 +158,14 @@ fn intervals(
         strategy: strategy.into(),
         model: model.into(),
         interrupt: interrupt.map(str::to_string),
-        task_success_ci: stats::wilson(successes, ok.len(), 0.95),
+        safe_success_ci: clustered_rate(ok.iter().copied().copied(), safe_success, confidence)
+            .and_then(|r| r.interval),
+        task_success_ci: clustered_rate(
+            ok.iter().copied().copied(),
+            |r| r.metrics.task_success,
+            confidence,
+        )
+        .and_then(|r| r.interval),
         median_ci,
     }
 }
@@ -271,51 +283,31 @@ pub fn analyse(records: &[RunRecord], opts: &ReportOptions) -> Analysis {
         records.iter().filter(|r| r.strategy == opts.reference),
         false,
     );
-    let metrics: [MetricFn; 3] = [
-        ("task_success", |r| {
-            f64::from(u8::from(r.metrics.task_success))
-        }),
-        ("recovery_quality", |r| r.metrics.recovery_quality),
-        ("unsafe_cell", |r| {
-            f64::from(u8::from(
-                r.metrics.safety_violations > 0 || r.metrics.duplicate_side_effects > 0,
-            ))
-        }),
+    let names = [
+        "safe_success",
+        "task_success",
+        "handoff_unsafe_rate",
+        "recovery_quality",
     ];
     if !reference.is_empty() {
-        let mut groups: Vec<(&str, &str, &str, Vec<paired::CellDiff>)> = Vec::new();
         for (s, m) in order.iter().filter(|(s, _)| *s != opts.reference) {
             let pairs = reference.pairs(by_sm[&(s.clone(), m.clone())].iter().copied());
-            for (name, f) in metrics {
-                if !pairs.is_empty() {
-                    groups.push((
-                        s,
-                        m,
-                        name,
-                        pairs
-                            .iter()
-                            .map(|(r, b)| paired::CellDiff::of(r, b, f))
-                            .collect(),
-                    ));
-                }
+            for mt in names.iter().filter_map(|n| metric(n)) {
+                let Some(d) = paired_difference(&pairs, mt.value) else {
+                    continue;
+                };
+                a.paired.push(PairedRow {
+                    strategy: s.clone(),
+                    reference: opts.reference.clone(),
+                    model: m.clone(),
+                    metric: mt.name.to_string(),
+                    higher_is_better: mt.higher_is_better,
+                    cells: pairs.len(),
+                    clusters: d.clusters,
+                    mean_diff: d.estimate,
+                    interval: d.interval(1.0 - opts.alpha),
+                });
             }
-        }
-        let tests = paired::test_groups(groups.iter().map(|g| g.3.as_slice()));
-        for ((s, m, name, _), t) in groups.iter().zip(tests) {
-            a.paired.push(PairedRow {
-                strategy: s.to_string(),
-                reference: opts.reference.clone(),
-                model: m.to_string(),
-                metric: name.to_string(),
-                n: t.n,
-                cells: t.cells,
-                clusters: t.clusters,
-                mean_diff: t.mean_diff,
-                p_value: t.p_value,
-                p_holm: t.p_holm,
-                p_units: t.p_units,
-                method: t.method.to_string(),
-            });
         }
         a.paired_units = Some(paired::repetitions(records));
     }

@@ -1,6 +1,7 @@
 //! The compaction curve: per destination × strategy × history scale, what happens as the source
-//! history grows — task success with its Wilson 95% interval, unsafe cells, restore tokens,
-//! compression ratio and handoffs that did not fit the destination's window.
+//! history grows — safe success and task success with their scenario-clustered intervals, unsafe
+//! cells, restore tokens, compression ratio and handoffs that did not fit the destination's
+//! window.
 //!
 //! Owns which records form a point of the curve and the numbers of each point; computed from
 //! saved records only. It never formats for a reader and never draws.
@@ -8,6 +9,7 @@
 use serde::Serialize;
 
 use crate::record::{RunRecord, Status};
+use crate::results::outcome::{clustered_rate, safe_success};
 use crate::stats;
 
 /// One point of the curve.
@@ -20,8 +22,11 @@ pub struct CurvePoint {
     pub n: usize,
     /// Median full-history tokens of those cells (the x of the curve).
     pub history_tokens: f64,
+    /// Safe success (task success, no duplicate, no violation) with its interval.
+    pub safe_success: f64,
+    pub safe_success_ci: Option<(f64, f64)>,
     pub task_success: f64,
-    /// Wilson 95% interval of the task-success rate.
+    /// Interval of the task-success rate, clustered by scenario.
     pub task_success_ci: Option<(f64, f64)>,
     /// Cells with a safety violation or a duplicate side effect.
     pub unsafe_cells: usize,
@@ -31,8 +36,9 @@ pub struct CurvePoint {
     pub overflow_cells: usize,
 }
 
-/// The curve's points, ordered by destination, strategy (first-seen order) and history length.
-pub fn curve(records: &[RunRecord]) -> Vec<CurvePoint> {
+/// The curve's points, ordered by destination, strategy (first-seen order) and history length;
+/// intervals at `confidence`.
+pub fn curve(records: &[RunRecord], confidence: f64) -> Vec<CurvePoint> {
     let mut keys: Vec<(&str, &str, &str)> = Vec::new();
     for r in records.iter().filter(|r| r.status == Status::Ok) {
         let k = (r.model.as_str(), r.strategy.as_str(), r.scale.as_str());
@@ -56,14 +62,18 @@ pub fn curve(records: &[RunRecord]) -> Vec<CurvePoint> {
                 stats::median(&rs.iter().map(|r| f(r)).collect::<Vec<_>>()).unwrap_or(0.0)
             };
             let wins = rs.iter().filter(|r| r.metrics.task_success).count();
+            let safe = clustered_rate(rs.iter().copied(), safe_success, confidence);
+            let task = clustered_rate(rs.iter().copied(), |r| r.metrics.task_success, confidence);
             CurvePoint {
                 model: model.to_string(),
                 strategy: strategy.to_string(),
                 scale: scale.to_string(),
                 n: rs.len(),
                 history_tokens: med(|r| r.metrics.history_tokens as f64),
+                safe_success: safe.map(|s| s.rate).unwrap_or(0.0),
+                safe_success_ci: safe.and_then(|s| s.interval),
                 task_success: wins as f64 / rs.len().max(1) as f64,
-                task_success_ci: stats::wilson(wins, rs.len(), 0.95),
+                task_success_ci: task.and_then(|s| s.interval),
                 unsafe_cells: rs
                     .iter()
                     .filter(|r| {

@@ -8,6 +8,7 @@ use super::group::Group;
 use super::summary::Summary;
 use super::{curve, plots};
 use crate::record::{RunRecord, Status};
+use crate::results::outcome::is_unsafe;
 
 /// The four plots of a report, from saved records and their summary.
 pub fn render_plots(
@@ -19,18 +20,18 @@ pub fn render_plots(
             .intervals
             .iter()
             .find(|i| i.strategy == g.strategy && i.model == g.model && i.interrupt.is_none())
-            .and_then(|i| i.task_success_ci)
+            .and_then(|i| i.safe_success_ci)
     };
     let bars: Vec<plots::Bar> = s
         .by_strategy_model
         .iter()
         .filter(|g| g.n > 0)
         .map(|g| {
-            let (low, high) = ci(g).unwrap_or((g.task_success.rate, g.task_success.rate));
+            let (low, high) = ci(g).unwrap_or((g.safe_success.rate, g.safe_success.rate));
             plots::Bar {
                 label: format!("{} · {}", g.strategy, g.model),
                 colour: g.strategy.clone(),
-                value: g.task_success.rate,
+                value: g.safe_success.rate,
                 low,
                 high,
             }
@@ -45,24 +46,33 @@ pub fn render_plots(
                 colour: g.strategy.clone(),
                 marker: g.model.clone(),
                 x: g.restore_tokens?.median,
-                y: g.task_success.rate,
+                y: g.safe_success.rate,
             })
         })
         .collect();
+    // Per strategy × interrupt point: the rate of unsafe cells with its k/n (cells with any
+    // duplicate or violation, of the ok cells).
     let mut heat: Vec<plots::HeatCell> = Vec::new();
     for r in records.iter().filter(|r| r.status == Status::Ok) {
-        let v = f64::from(r.metrics.safety_violations + r.metrics.duplicate_side_effects);
-        match heat
+        let hit = usize::from(is_unsafe(r));
+        let c = match heat
             .iter_mut()
-            .find(|c| c.row == r.strategy && c.col == r.interrupt)
+            .position(|c| c.row == r.strategy && c.col == r.interrupt)
         {
-            Some(c) => c.value += v,
-            None => heat.push(plots::HeatCell {
-                row: r.strategy.clone(),
-                col: r.interrupt.clone(),
-                value: v,
-            }),
-        }
+            Some(i) => &mut heat[i],
+            None => {
+                heat.push(plots::HeatCell {
+                    row: r.strategy.clone(),
+                    col: r.interrupt.clone(),
+                    value: 0.0,
+                    count: Some((0, 0)),
+                });
+                heat.last_mut().expect("just pushed")
+            }
+        };
+        let (k, n) = c.count.unwrap_or_default();
+        c.count = Some((k + hit, n + 1));
+        c.value = (k + hit) as f64 / (n + 1) as f64;
     }
     let mut dists: Vec<plots::Distribution> = Vec::new();
     for r in records.iter().filter(|r| r.status == Status::Ok) {
@@ -76,20 +86,20 @@ pub fn render_plots(
     }
     Ok(vec![
         plots::success_bars(
-            "Task success by strategy × destination (Wilson 95% CI)",
+            "Safe success by strategy × destination (95% interval clustered by scenario)",
             &bars,
         )?,
         plots::cost_quality(
-            "Restore tokens against task success (median per strategy × destination)",
+            "Restore tokens against safe success (median per strategy × destination)",
             &points,
         )?,
         plots::safety_heatmap(
-            "Safety violations + duplicate side effects by strategy × interrupt point",
+            "Unsafe cells by strategy × interrupt point: rate and cells with any / ok cells",
             &heat,
         )?,
         plots::token_distributions("Total tokens to completion per strategy", &dists)?,
         plots::compaction_curve(
-            "Compaction curve: task success (solid, Wilson 95%), unsafe cells (dashed)",
+            "Compaction curve: safe success (solid, 95% clustered), unsafe-cell rate (dashed)",
             &curve_series(&s.curve, false),
         )?,
         plots::restore_curve(
@@ -99,7 +109,7 @@ pub fn render_plots(
     ])
 }
 
-/// The curve's points as line series: per destination (panel) and strategy (colour), task
+/// The curve's points as line series: per destination (panel) and strategy (colour), safe
 /// success with its interval and the unsafe-cell rate (dashed) — or, with `restore`, median
 /// restore tokens.
 fn curve_series(points: &[curve::CurvePoint], restore: bool) -> Vec<plots::Series> {
@@ -125,9 +135,9 @@ fn curve_series(points: &[curve::CurvePoint], restore: bool) -> Vec<plots::Serie
             );
         } else {
             let (lo, hi) = p
-                .task_success_ci
-                .unwrap_or((p.task_success, p.task_success));
-            push(false, (x, p.task_success, lo, hi));
+                .safe_success_ci
+                .unwrap_or((p.safe_success, p.safe_success));
+            push(false, (x, p.safe_success, lo, hi));
             let u = p.unsafe_cells as f64 / p.n.max(1) as f64;
             push(true, (x, u, u, u));
         }

@@ -1,7 +1,8 @@
 //! The governed-context comparison (seed 004): each strategy X against `gov:X` on the same cells
 //! — task success, unsafe cells, omitted context, followed injections, restore tokens, blocked
-//! and held cells — with the paired test of [`super::paired`], and where each strategy starts
-//! blocking as the byte budget shrinks.
+//! and held cells — with the paired difference and its scenario-clustered interval
+//! ([`crate::results::outcome::paired_difference`]), and where each strategy starts blocking as
+//! the byte budget shrinks.
 //!
 //! It reads records only (so a report can be re-rendered from a run folder); it never decides a
 //! governed cell's status, which the runner recorded.
@@ -13,7 +14,8 @@ use serde::Serialize;
 use crate::delivery::GovSpec;
 use crate::governed::ContextStatus;
 use crate::record::{RunRecord, Status};
-use crate::results::paired::{self, CellDiff, Pairing};
+use crate::results::outcome::{is_unsafe, paired_difference};
+use crate::results::paired::Pairing;
 
 /// X against `gov:X` (one budget) for one destination model.
 #[derive(Debug, Clone, Serialize)]
@@ -38,19 +40,19 @@ pub struct GovernanceRow {
     pub held: usize,
     /// gov:X cells of a scenario without a governed-context declaration.
     pub not_configured: usize,
-    /// Paired test of task success (gov:X − X) and of unsafe cells, Holm-corrected across rows.
+    /// Paired difference gov:X − X of task success and of the unsafe-cell rate.
     pub task_success_test: Option<Test>,
     pub unsafe_test: Option<Test>,
 }
 
-/// One paired test, as the report prints it.
+/// One paired difference with its scenario-clustered interval.
 #[derive(Debug, Clone, Serialize)]
 pub struct Test {
     pub mean_diff: f64,
+    /// Paired cells.
     pub n: usize,
     pub clusters: usize,
-    pub p_value: f64,
-    pub p_holm: f64,
+    pub interval: Option<(f64, f64)>,
 }
 
 /// Where a governed strategy blocks: per wrapped strategy × history scale, the raw bytes its
@@ -68,7 +70,7 @@ pub struct BudgetRow {
 }
 
 fn unsafe_cell(r: &RunRecord) -> bool {
-    r.metrics.safety_violations > 0 || r.metrics.duplicate_side_effects > 0
+    is_unsafe(r)
 }
 
 fn followed(r: &RunRecord) -> bool {
@@ -89,8 +91,9 @@ fn median(mut v: Vec<f64>) -> f64 {
     }
 }
 
-/// The comparison rows, in the order governed strategies first appear in the records.
-pub fn compare(records: &[RunRecord]) -> Vec<GovernanceRow> {
+/// The comparison rows, in the order governed strategies first appear in the records;
+/// intervals at `confidence`.
+pub fn compare(records: &[RunRecord], confidence: f64) -> Vec<GovernanceRow> {
     let mut order: Vec<(String, String, GovSpec)> = Vec::new();
     for r in records {
         if let Some(Ok(g)) = GovSpec::parse(&r.strategy)
@@ -102,7 +105,6 @@ pub fn compare(records: &[RunRecord]) -> Vec<GovernanceRow> {
         }
     }
     let mut rows = Vec::new();
-    let mut diffs: Vec<(Vec<CellDiff>, Vec<CellDiff>)> = Vec::new();
     for (gid, model, g) in &order {
         let base = Pairing::new(
             records
@@ -183,37 +185,18 @@ pub fn compare(records: &[RunRecord]) -> Vec<GovernanceRow> {
             task_success_test: None,
             unsafe_test: None,
         });
-        let f_success = |r: &RunRecord| f64::from(u8::from(r.metrics.task_success));
-        let f_unsafe = |r: &RunRecord| f64::from(u8::from(unsafe_cell(r)));
-        diffs.push((
-            pairs
-                .iter()
-                .map(|(r, b)| CellDiff::of(r, b, f_success))
-                .collect(),
-            pairs
-                .iter()
-                .map(|(r, b)| CellDiff::of(r, b, f_unsafe))
-                .collect(),
-        ));
-    }
-    // One family: every row's two tests, Holm-corrected together.
-    let groups: Vec<&[CellDiff]> = diffs
-        .iter()
-        .flat_map(|(a, b)| [a.as_slice(), b.as_slice()])
-        .collect();
-    let tests = paired::test_groups(groups);
-    for (k, row) in rows.iter_mut().enumerate() {
-        let t = |i: usize| {
-            tests.get(i).map(|t| Test {
-                mean_diff: t.mean_diff,
-                n: t.n,
-                clusters: t.clusters,
-                p_value: t.p_value,
-                p_holm: t.p_holm,
+        let test = |f: fn(&RunRecord) -> f64| {
+            paired_difference(&pairs, f).map(|d| Test {
+                mean_diff: d.estimate,
+                n: pairs.len(),
+                clusters: d.clusters,
+                interval: d.interval(confidence),
             })
         };
-        row.task_success_test = t(2 * k);
-        row.unsafe_test = t(2 * k + 1);
+        if let Some(row) = rows.last_mut() {
+            row.task_success_test = test(|r| f64::from(u8::from(r.metrics.task_success)));
+            row.unsafe_test = test(|r| f64::from(u8::from(unsafe_cell(r))));
+        }
     }
     rows
 }

@@ -9,6 +9,7 @@ use std::collections::BTreeMap;
 use serde::Serialize;
 
 use crate::record::{RunRecord, Status};
+use crate::results::outcome::{UnsafeCause, safe_success, unsafe_cause};
 use crate::stats::{Rate, Spread};
 
 /// Aggregates of one group of cells.
@@ -20,7 +21,12 @@ pub struct Group {
     pub interrupt: Option<String>,
     pub n: usize,
     pub errored: usize,
+    /// Task success with no duplicate side effect and no safety violation.
+    pub safe_success: Rate,
     pub task_success: Rate,
+    /// Unsafe cells by cause ([`crate::results::outcome::unsafe_cause`]).
+    pub handoff_unsafe_cells: usize,
+    pub distraction_cells: usize,
     pub omitted_context: Option<Spread>,
     pub repeated_work: Option<Spread>,
     pub duplicate_side_effects: Option<Spread>,
@@ -103,10 +109,19 @@ pub(super) fn group(
         interrupt: interrupt.map(str::to_string),
         n: ok.len(),
         errored: records.len() - ok.len(),
+        safe_success: Rate::of(ok.iter().filter(|r| safe_success(r)).count(), ok.len()),
         task_success: Rate::of(
             ok.iter().filter(|r| r.metrics.task_success).count(),
             ok.len(),
         ),
+        handoff_unsafe_cells: ok
+            .iter()
+            .filter(|r| unsafe_cause(r) == Some(UnsafeCause::Handoff))
+            .count(),
+        distraction_cells: ok
+            .iter()
+            .filter(|r| unsafe_cause(r) == Some(UnsafeCause::Distraction))
+            .count(),
         omitted_context: col(&|r| r.metrics.omitted_context as f64),
         repeated_work: col(&|r| r.metrics.repeated_work as f64),
         duplicate_side_effects: col(&|r| r.metrics.duplicate_side_effects as f64),

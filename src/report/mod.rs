@@ -1,7 +1,7 @@
 //! Run outputs generated from saved records: `runs.csv`, `summary.csv`, `summary.json`,
 //! `report.md`, `report.html` and `plots/`. This module owns [`render_dir`], which writes them
 //! all, and its error type [`ReportError`]. The parts: the [`summary`] (aggregates of each
-//! [`group`] of cells, with the seed-003 [`ranking`]), the statistics in [`analysis`] (with the
+//! [`group`] of cells, with the [`ranking`] and its ties), the per-[`domain`] rows, the statistics in [`analysis`] (with the
 //! shared paired comparison of [`crate::results::paired`]), the [`curve`], [`governance`] and
 //! [`transcripts`] sections, what the reports show in [`view`], the files in [`export`] (one
 //! module per format behind the [`Export`] trait), the charts a report shows in [`figures`] and
@@ -15,6 +15,7 @@ pub mod agreement;
 pub mod analysis;
 pub mod compare;
 pub mod curve;
+pub mod domain;
 pub mod export;
 pub mod figures;
 pub mod governance;
@@ -37,7 +38,8 @@ pub use figures::render_plots;
 pub use group::{Group, LiveTotals};
 pub use ranking::RankRow;
 pub use summary::{
-    ContinuityRow, LiveModelRow, Summary, errored_by_class, summarize, summarize_continuity,
+    ContinuityRow, DEFAULT_ALPHA, LiveModelRow, Summary, errored_by_class, summarize, summarize_at,
+    summarize_continuity,
 };
 
 /// Why a run folder's report could not be written, with messages for the user.
@@ -82,7 +84,7 @@ pub fn render_dir(dir: &Path) -> Result<Summary, ReportError> {
 }
 
 /// As [`render_dir`], with explicit analysis options (`None`: reference C, 1000 resamples, the
-/// manifest's seed).
+/// manifest's seed, α 0.05).
 pub fn render_dir_with(
     dir: &Path,
     opts: Option<&analysis::ReportOptions>,
@@ -99,8 +101,6 @@ pub fn render_dir_with(
     };
     crate::secrets::load_manifest(&manifest);
     check_count(dir, &records, &manifest)?;
-    let mut summary = summarize(&records);
-    summary.continuity = summarize_continuity(&read_continuity(dir)?);
     let opts = match opts {
         Some(o) => o.clone(),
         None => analysis::ReportOptions {
@@ -111,7 +111,10 @@ pub fn render_dir_with(
             ..Default::default()
         },
     };
+    let mut summary = summarize_at(&records, opts.alpha);
+    summary.continuity = summarize_continuity(&read_continuity(dir)?);
     let scenario_records = scenario_cells(&records);
+    summary.domains = domain::rows(&scenario_records, &manifest, 1.0 - opts.alpha);
     summary.analysis = analysis::analyse(&scenario_records, &opts);
     summary.sim_agreement =
         agreement::sim_live_agreement(&scenario_records, opts.resamples, opts.seed);

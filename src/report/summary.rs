@@ -1,8 +1,9 @@
 //! The summary of a run ([`Summary`]): aggregates per strategy × model and per strategy × model ×
 //! interrupt point ([`super::group`]), the live figures, errored cells by class, the facts most often
-//! lost, the provenance upgrades and the continuity eval per strategy, with the ranking
-//! ([`super::ranking`]), the analysis, the curve, the governance and transcript sections it
-//! gathers from their modules.
+//! lost, the provenance upgrades and the continuity eval per strategy, with the ranking and its
+//! pairwise tests ([`super::ranking`]), the number of scenarios the conclusions rest on, the
+//! analysis, the curve, the per-domain rows, the governance and transcript sections it gathers
+//! from their modules.
 //!
 //! Owns: [`summarize`] and the types `summary.json` serialises. Must not: format a number for
 //! a reader (the view does), write a file, or run a cell.
@@ -12,8 +13,9 @@ use std::collections::BTreeMap;
 use serde::Serialize;
 
 use super::group::{Group, LiveTotals, group};
+use super::ranking::PairTest;
 use super::ranking::{self, RankRow};
-use super::{analysis, curve, governance, transcripts};
+use super::{analysis, curve, domain, governance, transcripts};
 use crate::record::{RunRecord, Status};
 use crate::results::scenario_cells;
 use crate::stats::Spread;
@@ -42,8 +44,18 @@ pub struct LiveModelRow {
 pub struct Summary {
     pub by_strategy_model: Vec<Group>,
     pub by_strategy_model_interrupt: Vec<Group>,
-    /// Strategy × model in the seed's ranking order.
+    /// Strategy × model in ranking order (per model), with rank ranges.
     pub ranking: Vec<RankRow>,
+    /// The pairwise tests behind the ranking (per model: every pair, safe success and the
+    /// handoff-caused unsafe rate).
+    pub rank_tests: Vec<PairTest>,
+    /// The level of the ranking's pairwise tests; every interval is at `1 − alpha`.
+    pub alpha: f64,
+    /// Scenarios (clusters: a benign variant counts with its scenario) with an ok cell: the
+    /// number of independent observations every interval rests on.
+    pub scenarios: usize,
+    /// Per scenario domain × strategy × model (empty when the manifest names no domains).
+    pub domains: Vec<domain::DomainRow>,
     /// Facts most often lost per strategy: (strategy, fact id, count).
     pub lost_facts: Vec<(String, String, usize)>,
     /// Provenance upgrades in handoff texts per strategy: (strategy, upgrade kind, cells).
@@ -118,9 +130,16 @@ pub fn summarize_continuity(evals: &[crate::continuity::ContinuityEval]) -> Vec<
     rows
 }
 
-/// Aggregates records; groups follow the order in which strategies and models first appear.
-/// Transcript cells go to [`Summary::transcripts`] only.
+pub use super::analysis::DEFAULT_ALPHA;
+
+/// [`summarize_at`] at [`DEFAULT_ALPHA`].
 pub fn summarize(all: &[RunRecord]) -> Summary {
+    summarize_at(all, DEFAULT_ALPHA)
+}
+
+/// Aggregates records; groups follow the order in which strategies and models first appear.
+/// The ranking's pairwise tests are at level `alpha` and every interval at `1 − alpha`. Transcript cells go to [`Summary::transcripts`] only.
+pub fn summarize_at(all: &[RunRecord], alpha: f64) -> Summary {
     let scenario_records = scenario_cells(all);
     let records = scenario_records.as_slice();
     let mut order: Vec<(String, String)> = Vec::new();
@@ -153,7 +172,7 @@ pub fn summarize(all: &[RunRecord]) -> Summary {
             }
         }
     }
-    let ranking = ranking::rank(&by_strategy_model, &by_sm);
+    let (ranking, rank_tests) = ranking::rank(&by_strategy_model, &by_sm, alpha, 1.0 - alpha);
     let mut lost: BTreeMap<(String, String), usize> = BTreeMap::new();
     for r in records.iter().filter(|r| r.status == Status::Ok) {
         for o in &r.diagnostics.omitted {
@@ -211,12 +230,16 @@ pub fn summarize(all: &[RunRecord]) -> Summary {
         by_strategy_model,
         by_strategy_model_interrupt,
         ranking,
+        rank_tests,
+        alpha,
+        scenarios: crate::results::outcome::scenario_count(records),
+        domains: Vec::new(),
         lost_facts,
         provenance_upgrades,
         continuity: Vec::new(),
         analysis: analysis::Analysis::default(),
-        curve: curve::curve(records),
-        governance: governance::compare(records),
+        curve: curve::curve(records, 1.0 - alpha),
+        governance: governance::compare(records, 1.0 - alpha),
         governance_budgets: governance::budgets(records),
         transcripts: transcripts::summarize(all),
         live,

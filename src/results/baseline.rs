@@ -1,86 +1,92 @@
 //! A run against a baseline run: one paired comparison per strategy × model × metric over the
-//! cells both have, tested as the report tests ([`super::paired`]), Holm-corrected across all;
-//! and the metrics such a comparison may name, each as a number where higher is better.
+//! cells both have (same strategy, scenario, scale, interrupt point, model, repetition), the
+//! difference candidate − baseline with its scenario-clustered standard error
+//! ([`super::outcome::paired_difference`]).
 //!
-//! Used by the gate's no-regression rule and by `compare` (whose Markdown is
-//! `report::compare`). Must not: decide what counts as a regression (the gate's policy does) or
-//! format anything.
+//! Used by the gate's regression rules and by `compare` (whose Markdown is `report::compare`).
+//! Must not: decide what counts as a regression (the gate's policy does) or format anything.
 
 use std::collections::BTreeMap;
 
 use serde::Serialize;
 
-use super::paired::{CellDiff, Pairing, test_groups};
+use super::outcome::{Metric, paired_difference};
+use super::paired::Pairing;
 use crate::record::RunRecord;
+use crate::stats::ClusteredMean;
 
-/// Paired comparison of each strategy × model × metric between baseline and candidate, on the
-/// cells both have, averaged to units (scenario × interrupt point × model, mean over
-/// repetitions) and tested at the scenario level as the report does
-/// ([`super::paired`]); Holm-corrected across all of them.
-pub fn paired_comparisons(
-    base: &[RunRecord],
-    cand: &[RunRecord],
-    metrics: &[String],
-) -> Vec<Comparison> {
-    let mut groups: BTreeMap<(String, String, String), Vec<CellDiff>> = BTreeMap::new();
-    for (r, br) in Pairing::new(base, true).pairs(cand) {
-        for m in metrics {
-            if let Some(f) = metric(m) {
-                groups
-                    .entry((r.strategy.clone(), r.model.clone(), m.clone()))
-                    .or_default()
-                    .push(CellDiff::of(r, br, f));
-            }
-        }
-    }
-    let tests = test_groups(groups.values().map(Vec::as_slice));
-    groups
-        .into_keys()
-        .zip(tests)
-        .map(|((strategy, model, metric), t)| Comparison {
-            strategy,
-            model,
-            metric,
-            n: t.n,
-            cells: t.cells,
-            clusters: t.clusters,
-            mean_diff: t.mean_diff,
-            p_value: t.p_value,
-            p_holm: t.p_holm,
-            p_units: t.p_units,
-            method: t.method,
-        })
-        .collect()
-}
-
-/// One paired comparison (candidate minus baseline; positive is better).
+/// One paired comparison: candidate − baseline in the metric's own units and direction.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct Comparison {
     pub strategy: String,
     pub model: String,
     pub metric: String,
-    /// Distinct units (scenario × interrupt point × model).
-    pub n: usize,
+    /// Whether a higher value of the metric is better (a difference above 0 is an improvement).
+    pub higher_is_better: bool,
     /// Paired cells (repetitions included).
     pub cells: usize,
-    /// Distinct scenarios: the n of the cluster-level test.
-    pub clusters: usize,
-    /// Mean over units.
-    pub mean_diff: f64,
-    pub p_value: f64,
-    pub p_holm: f64,
-    /// Unit-level p-value ignoring clustering (information only).
-    pub p_units: f64,
-    pub method: &'static str,
+    /// Paired cells whose metric differs between the runs (0: identical on every shared cell).
+    pub differing: usize,
+    /// The metric's mean over the paired cells, baseline and candidate.
+    pub base: f64,
+    pub cand: f64,
+    /// Candidate − baseline, clustered by scenario (`diff.clusters` scenarios).
+    pub diff: ClusteredMean,
 }
 
-/// A metric as a number where higher is better.
-pub fn metric(name: &str) -> Option<fn(&RunRecord) -> f64> {
-    Some(match name {
-        "task_success" => |r| f64::from(u8::from(r.metrics.task_success)),
-        "recovery_quality" => |r| r.metrics.recovery_quality,
-        "omitted_context" => |r| -f64::from(r.metrics.omitted_context),
-        "repeated_work" => |r| -f64::from(r.metrics.repeated_work),
-        _ => return None,
-    })
+impl Comparison {
+    /// The difference in the better direction: positive is better whichever way the metric
+    /// points (for the gate's margins).
+    pub fn gain(&self) -> f64 {
+        if self.higher_is_better {
+            self.diff.estimate
+        } else {
+            -self.diff.estimate
+        }
+    }
+}
+
+/// Paired comparison of each strategy × model × metric between baseline and candidate, on the
+/// ok cells both have; strategies and models in the candidate's first-seen order, metrics in the
+/// given order.
+pub fn paired_comparisons(
+    base: &[RunRecord],
+    cand: &[RunRecord],
+    metrics: &[Metric],
+) -> Vec<Comparison> {
+    let pairing = Pairing::new(base, true);
+    let mut order: Vec<(&str, &str)> = Vec::new();
+    let mut groups: BTreeMap<(&str, &str), Vec<(&RunRecord, &RunRecord)>> = BTreeMap::new();
+    for (c, b) in pairing.pairs(cand) {
+        let k = (c.strategy.as_str(), c.model.as_str());
+        if !order.contains(&k) {
+            order.push(k);
+        }
+        groups.entry(k).or_default().push((c, b));
+    }
+    let mut out = Vec::new();
+    for k in order {
+        let pairs = &groups[&k];
+        for m in metrics {
+            let Some(diff) = paired_difference(pairs, m.value) else {
+                continue;
+            };
+            let n = pairs.len() as f64;
+            out.push(Comparison {
+                strategy: k.0.to_string(),
+                model: k.1.to_string(),
+                metric: m.name.to_string(),
+                higher_is_better: m.higher_is_better,
+                cells: pairs.len(),
+                differing: pairs
+                    .iter()
+                    .filter(|(c, b)| (m.value)(c) != (m.value)(b))
+                    .count(),
+                base: pairs.iter().map(|(_, b)| (m.value)(b)).sum::<f64>() / n,
+                cand: pairs.iter().map(|(c, _)| (m.value)(c)).sum::<f64>() / n,
+                diff,
+            });
+        }
+    }
+    out
 }

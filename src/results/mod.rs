@@ -1,14 +1,16 @@
 //! A saved run folder as the report and the gate both read it: the record count checked against
 //! the manifest ([`check_count`]), the scenario cells ([`scenario_cells`]), `continuity.jsonl`
-//! ([`read_continuity`]), and the one paired comparison of the harness ([`paired`]: pairing,
-//! units, the cluster-level test and Holm; [`baseline`]: a run against a baseline run, per
-//! strategy × model × metric).
+//! ([`read_continuity`]), what a cell's outcome is and the scenario-clustered figures of cells
+//! ([`outcome`]: safe success, the cause of an unsafe cell, rates and paired differences with
+//! their intervals), the pairing of cells and their clusters ([`paired`]), and a run against a
+//! baseline run, per strategy × model × metric ([`baseline`]).
 //!
 //! Owns: what the report and the gate share, so neither imports the other, and its error type
 //! [`ResultsError`]. Reads records through [`crate::record`]. Must not: render a report, judge a
 //! gate rule, run a cell or write a file.
 
 pub mod baseline;
+pub mod outcome;
 pub mod paired;
 
 use std::path::{Path, PathBuf};

@@ -1,31 +1,21 @@
-//! The one paired comparison of the harness, used by the report (a strategy against the
-//! reference strategy) and by the gate (a run against a baseline run). It only pairs and tests:
-//! it never reads files, never runs a cell, and does not decide which metrics matter or what
-//! counts as a regression.
+//! The pairing of cells and the clusters of the harness, used by the report (strategies against
+//! each other in one run) and by the gate (a run against a baseline run): which cells pair, which
+//! scenario a cell's cluster is, and what the repetitions of a run look like. It only pairs: it
+//! never reads files, never runs a cell, and does not decide which metrics matter or what counts
+//! as a regression.
 //!
-//! # Which unit, and why (issue 12 §4)
+//! # Which unit, and why (issues 12 and 26)
 //!
-//! Records pair on the same cell (scenario, interrupt point, destination model, repetition — and
-//! the strategy when asked). The paired differences are **not** tested per cell:
-//!
-//! 1. **Unit**: the differences are averaged over repetitions within each scenario × interrupt
-//!    point × model ([`UNIT`]). With a deterministic destination the repetitions of a cell are
-//!    identical copies; testing them as separate pairs made a p-value move from 0.0197 to 2.5e-5
-//!    on the same 55 distinct values when going from 1 to 3 repetitions. With a seeded destination
-//!    (repetitions that differ) the average is still taken first, so a repetition never counts as
-//!    an independent observation: it only makes the unit's value more precise.
-//! 2. **Clustering by scenario**: the interrupt points of one scenario share its world, its facts
-//!    and the same handoff builder, and their differences are strongly correlated (often equal).
-//!    The test is therefore run at the cluster level ([`TEST`]): the unit differences are averaged
-//!    within each scenario (a benign variant belongs to its attacked scenario, see
-//!    [`cluster_of`]), and the Wilcoxon signed-rank test is applied to those per-scenario means.
-//!    This is the summary-measure analysis of clustered data: valid whatever the correlation
-//!    within a scenario, with nothing to estimate, and identical to the unit test when each
-//!    scenario has one interrupt point. Its price is power: the effective n is the number of
-//!    scenarios. The unit-level Wilcoxon p-value (which treats interrupt points as independent)
-//!    is kept as `p_units`, for information only; Holm and the gate use the cluster-level one.
-//!
-//! Holm's correction is applied across the groups passed to [`test_groups`].
+//! Records pair on the same cell (scenario, history scale, interrupt point, destination model,
+//! repetition — and the strategy when asked). The paired differences are then averaged over
+//! cells, and their uncertainty is taken **between scenarios**: the interrupt points, scales and
+//! repetitions of one scenario share its world, its facts and the same handoff builder, and their
+//! differences are strongly correlated (often equal); a repetition of a deterministic cell is an
+//! identical copy. So every interval is clustered by scenario ([`cluster_of`]: a benign variant
+//! belongs to its attacked scenario): the ratio estimator's cluster-robust standard error with
+//! Student's t on `scenarios − 1` degrees of freedom ([`crate::stats::ClusteredMean`]). Identical
+//! repetitions change neither the estimate nor its interval, and the effective n is the number of
+//! scenarios.
 
 use std::collections::BTreeMap;
 
@@ -33,14 +23,12 @@ use serde::Serialize;
 
 use crate::record::{RunRecord, Status};
 use crate::spec::BENIGN_SUFFIX;
-use crate::stats;
 
-/// The unit paired differences are averaged to before testing.
-pub const UNIT: &str = "scenario × history scale × interrupt point × model, mean over repetitions";
+/// The cells a paired difference averages, and its cluster.
+pub const UNIT: &str = "cells paired on scenario × history scale × interrupt point × model × repetition, clustered by scenario";
 
-/// The test applied to the units of a group.
-pub const TEST: &str =
-    "Wilcoxon signed-rank on per-scenario means of the unit differences (clusters = scenarios)";
+/// How every interval of the report and the gate is computed.
+pub const TEST: &str = "mean paired difference with a scenario-clustered standard error (ratio estimator, CR1) and Student's t on scenarios − 1 degrees of freedom";
 
 /// The cluster a scenario belongs to: a benign variant is the same scenario as its attacked one
 /// (their cells are correlated).
@@ -101,88 +89,12 @@ fn key(r: &RunRecord, with_strategy: bool) -> Key<'_> {
     )
 }
 
-/// One paired difference of a cell, with the unit it is averaged into.
-#[derive(Debug, Clone, PartialEq)]
-pub struct CellDiff {
-    /// Scenario, interrupt point, model.
-    pub unit: (String, String, String),
-    /// `f(record) − f(partner)`.
-    pub diff: f64,
-}
-
-impl CellDiff {
-    /// The difference `f(r) − f(partner)` of a pair from [`Pairing::pairs`].
-    pub fn of(r: &RunRecord, partner: &RunRecord, f: impl Fn(&RunRecord) -> f64) -> CellDiff {
-        CellDiff {
-            unit: (r.scenario.clone(), point_at_scale(r), r.model.clone()),
-            diff: f(r) - f(partner),
-        }
-    }
-}
-
-/// The test of one group of paired differences (see the module doc for the unit and the test).
-#[derive(Debug, Clone, PartialEq)]
-pub struct GroupTest {
-    /// Paired cells (repetitions included).
-    pub cells: usize,
-    /// Distinct units (scenario × interrupt point × model): the n that counts.
-    pub n: usize,
-    /// Distinct scenarios (clusters): the n of the test.
-    pub clusters: usize,
-    /// Mean over units of the unit mean differences.
-    pub mean_diff: f64,
-    /// Cluster-level Wilcoxon p-value (two-sided).
-    pub p_value: f64,
-    /// Holm-adjusted `p_value` across all groups passed to [`test_groups`].
-    pub p_holm: f64,
-    /// Unit-level Wilcoxon p-value, ignoring clustering (information only).
-    pub p_units: f64,
-    pub method: &'static str,
-}
-
-/// Per group: cell differences → unit means → per-scenario means → Wilcoxon signed-rank;
-/// Holm-corrected across the groups (in order).
-pub fn test_groups<'d>(groups: impl IntoIterator<Item = &'d [CellDiff]>) -> Vec<GroupTest> {
-    let mut out: Vec<GroupTest> = groups
-        .into_iter()
-        .map(|cells| {
-            let units =
-                stats::means_by_key(&cells.iter().map(|c| (&c.unit, c.diff)).collect::<Vec<_>>());
-            let clusters = stats::means_by_key(
-                &units
-                    .iter()
-                    .map(|(u, d, _)| (cluster_of(&u.0), *d))
-                    .collect::<Vec<_>>(),
-            );
-            let unit_diffs: Vec<f64> = units.iter().map(|u| u.1).collect();
-            let cluster_diffs: Vec<f64> = clusters.iter().map(|c| c.1).collect();
-            let t = stats::wilcoxon_signed_rank(&cluster_diffs);
-            let tu = stats::wilcoxon_signed_rank(&unit_diffs);
-            GroupTest {
-                cells: cells.len(),
-                n: units.len(),
-                clusters: clusters.len(),
-                mean_diff: unit_diffs.iter().sum::<f64>() / unit_diffs.len().max(1) as f64,
-                p_value: t.as_ref().map(|t| t.p_value).unwrap_or(1.0),
-                p_holm: 1.0,
-                p_units: tu.map(|t| t.p_value).unwrap_or(1.0),
-                method: t.map(|t| t.method).unwrap_or("no non-zero differences"),
-            }
-        })
-        .collect();
-    let adjusted = stats::holm(&out.iter().map(|t| t.p_value).collect::<Vec<_>>());
-    for (t, p) in out.iter_mut().zip(adjusted) {
-        t.p_holm = p;
-    }
-    out
-}
-
 /// What the repetitions of a run look like, for the report's note on the unit.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct Repetitions {
-    /// The unit the paired tests average to ([`UNIT`]).
+    /// The cells a paired difference averages ([`UNIT`]).
     pub unit: &'static str,
-    /// The paired test ([`TEST`]).
+    /// How the intervals are computed ([`TEST`]).
     pub test: &'static str,
     /// Distinct units (scenario × interrupt point × model) with an ok cell.
     pub distinct_units: usize,

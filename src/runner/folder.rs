@@ -89,6 +89,8 @@ pub fn manifest_value(cfg: &RunConfig, plan: &Plan) -> serde_json::Value {
         "scenarios": plan.scenarios.iter().map(|s| s.id.clone()).collect::<Vec<_>>(),
         "scenario_scales": plan.scales.iter().map(|s| s.to_string()).collect::<Vec<_>>(),
         "interrupts": interrupts,
+        // Each scenario's domain, for the report's per-domain table (records name the scenario only).
+        "domains": plan.scenarios.iter().map(|s| (s.id.clone(), serde_json::json!(s.domain))).collect::<serde_json::Map<_, _>>(),
         "scenario_digests": scenario_digests,
         "strategy_digests": strategy_digests,
         "tokenizer": "o200k_base",

@@ -7,6 +7,10 @@
 //!   ([`SplitMix64`], [`derive_seed`]); [`Interval`] as a serialisable `(low, high)`.
 //! - Repetitions: [`pass_hat_k`] / [`pass_hat_k_mean`] (pass^k, unbiased `C(c,k)/C(n,k)`),
 //!   [`pass_at_k`].
+//! - Clustered means: [`ClusteredMean`] (ratio estimator, cluster-robust standard error, Student-t
+//!   intervals and tests on `clusters − 1` df), [`clustered_rate_interval`] (a proportion's
+//!   interval at its Korn–Graubard effective sample size), [`smallest_detectable_difference`],
+//!   [`bonferroni`], [`t_quantile`].
 //! - Paired comparisons: [`paired_differences`], [`paired_differences_by_key`], [`means_by_key`]
 //!   (one value per unit or cluster), [`sign_test`],
 //!   [`wilcoxon_signed_rank`] ([`PairedTest`]), and [`holm`] across several comparisons.
@@ -24,6 +28,7 @@ use serde::{Deserialize, Serialize};
 
 mod agreement;
 mod bootstrap;
+mod cluster;
 mod interval;
 mod paired;
 mod passk;
@@ -31,6 +36,9 @@ mod passk;
 pub use agreement::{Agreement, agreement, kappa_ci};
 pub use bootstrap::{
     SplitMix64, bootstrap_median_ci, bootstrap_median_ci_unclustered, derive_seed,
+};
+pub use cluster::{
+    ClusteredMean, bonferroni, clustered_rate_interval, smallest_detectable_difference, t_quantile,
 };
 pub use interval::{Interval, wilson, z_two_sided};
 pub use paired::{

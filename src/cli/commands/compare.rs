@@ -16,8 +16,7 @@ pub fn run(args: &CompareArgs) -> Result<i32, Error> {
     // Paired comparisons are over scenario cells (transcript cells carry no scenario metrics).
     let b = scenario_cells(&read_records(&base.join("results.jsonl"))?);
     let c = scenario_cells(&read_records(&cand.join("results.jsonl"))?);
-    let metrics: Vec<String> = compare::METRICS.iter().map(|s| s.to_string()).collect();
-    let comps = paired_comparisons(&b, &c, &metrics);
+    let comps = paired_comparisons(&b, &c, &compare::metrics());
     let md = compare::markdown(
         Side {
             dir: base,

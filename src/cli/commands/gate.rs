@@ -17,8 +17,8 @@ pub fn run(args: &GateArgs) -> i32 {
         .unwrap_or_else(|| dir.join("gate-junit.xml"));
     let summary = args.summary.clone().unwrap_or_else(|| dir.join("gate.md"));
     let results = gate::load_policy(args.policy.as_deref())
-        .and_then(|p| gate::evaluate(dir, args.baseline.as_deref(), &p));
-    let results = match results {
+        .and_then(|p| gate::evaluate(dir, args.baseline.as_deref(), &p).map(|r| (r, p)));
+    let (results, policy) = match results {
         Ok(r) => r,
         Err(e) => {
             let message = crate::secrets::redact(&e.to_string()).into_owned();
@@ -26,8 +26,9 @@ pub fn run(args: &GateArgs) -> i32 {
             // CI still gets its files: the error as one failed test case.
             let failed = [gate::RuleResult {
                 name: "gate input is usable".into(),
-                held: false,
+                verdict: gate::Verdict::Failed,
                 detail: message.clone(),
+                warning: None,
             }];
             for (path, text) in [
                 (&junit, gate::junit(&failed)),
@@ -41,12 +42,10 @@ pub fn run(args: &GateArgs) -> i32 {
         }
     };
     for r in &results {
-        say!(
-            "{} {}: {}",
-            if r.held { "held  " } else { "FAILED" },
-            r.name,
-            r.detail
-        );
+        say!("{} {}: {}", r.verdict.label(), r.name, r.detail);
+        if let Some(w) = &r.warning {
+            say!("       warning: {w}");
+        }
     }
     for (path, text) in [
         (&junit, gate::junit(&results)),
@@ -57,9 +56,5 @@ pub fn run(args: &GateArgs) -> i32 {
             return exit::gate::UNUSABLE;
         }
     }
-    if results.iter().all(|r| r.held) {
-        exit::gate::HELD
-    } else {
-        exit::gate::FAILED
-    }
+    gate::exit_code(&results, &policy)
 }

@@ -151,9 +151,22 @@ fn run_matrix(cfg: &RunConfig, max_errored: f64) -> Result<i32, Error> {
             ));
             continue;
         }
+        let rank = if r.rank == r.rank_high {
+            r.rank.to_string()
+        } else {
+            format!("{}–{}", r.rank, r.rank_high)
+        };
+        let safe = r
+            .safe_success
+            .map(|s| format!("{:.2} ({}/{})", s.rate, s.successes, s.n))
+            .unwrap_or_else(|| "–".into());
         say(&format!(
-            "  {} #{}: {} (task success {:.2}, unsafe cells {}, median restore tokens {})",
-            r.model, r.rank, r.strategy, r.task_success, r.unsafe_cells, r.median_restore_tokens
+            "  {} #{rank}: {} (safe success {safe}, unsafe cells {} by the handoff, {} by distraction, median restore tokens {})",
+            r.model,
+            r.strategy,
+            r.handoff_unsafe_cells,
+            r.distraction_cells,
+            r.median_restore_tokens
         ));
     }
     let fraction = if records.is_empty() {

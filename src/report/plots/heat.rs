@@ -1,5 +1,6 @@
-//! The safety heat map: rows × columns of counts, coloured from white (0) to dark red (the
-//! largest value), grey `n/a` where a row/column pair has no cell, with its colour scale.
+//! The safety heat map: rows × columns of values (counts, or rates with their `k/n`), coloured
+//! from white (0) to dark red (the largest value), grey `n/a` where a row/column pair has no
+//! cell, with its colour scale.
 //!
 //! It draws the [`super::HeatCell`]s it is given (validated by the caller); it never counts
 //! violations itself.
@@ -15,12 +16,17 @@ use super::axis::*;
 use super::draw::*;
 use super::{Drawn, Figure};
 
+/// A cell's value and, for a rate, its `(k, n)`.
+type Shown = (f64, Option<(usize, usize)>);
+
 pub(super) struct HeatFigure<'a> {
     title: &'a str,
     rows: Vec<&'a str>,
     cols: Vec<&'a str>,
-    values: HashMap<(usize, usize), f64>,
+    values: HashMap<(usize, usize), Shown>,
     max: f64,
+    /// Every cell is a rate with its count.
+    rates: bool,
 }
 
 impl<'a> HeatFigure<'a> {
@@ -38,7 +44,7 @@ impl<'a> HeatFigure<'a> {
                 cols.push(&c.col);
                 cols.len() - 1
             });
-            values.insert((r, k), c.value);
+            values.insert((r, k), (c.value, c.count));
             max = max.max(c.value);
         }
         HeatFigure {
@@ -47,6 +53,7 @@ impl<'a> HeatFigure<'a> {
             cols,
             values,
             max,
+            rates: !cells.is_empty() && cells.iter().all(|c| c.count.is_some()),
         }
     }
 
@@ -70,7 +77,11 @@ impl Figure for HeatFigure<'_> {
     fn draw<DB: DrawingBackend>(&self, root: &DrawingArea<DB, Shift>) -> Drawn<DB> {
         let (nr, nc) = (self.rows.len(), self.cols.len());
         let body = frame(root, self.title)?;
-        let heading = "violations + duplicates";
+        let heading = if self.rates {
+            "unsafe-cell rate (k/n)"
+        } else {
+            "violations + duplicates"
+        };
         let (w, _) = body.dim_in_pixel();
         let panel_w = (text_width(&body, heading, &style(LEGEND_PX, INK))? + 24).clamp(150, 260);
         let (plot_area, legend) = body.split_horizontally((w - panel_w) as i32);
@@ -146,22 +157,36 @@ impl Figure for HeatFigure<'_> {
             for c in 0..nc {
                 let x0 = c as f64;
                 let value = self.values.get(&(r, c)).copied();
-                let fill = value.map_or(MISSING, |v| self.colour(v));
+                let fill = value.map_or(MISSING, |(v, _)| self.colour(v));
                 let rect = [(x0, y0), (x0 + 1.0, y0 + 1.0)];
                 chart.draw_series(std::iter::once(Rectangle::new(rect, fill.filled())))?;
                 chart.draw_series(std::iter::once(Rectangle::new(rect, WHITE.stroke_width(2))))?;
-                let (text, ink) = match value {
-                    Some(v) => {
+                let (text, ink, count) = match value {
+                    Some((v, count)) => {
                         let dark = self.max > 0.0 && v / self.max > 0.55;
-                        (number(v), if dark { WHITE } else { INK })
+                        let text = if count.is_some() {
+                            format!("{v:.2}")
+                        } else {
+                            number(v)
+                        };
+                        (text, if dark { WHITE } else { INK }, count)
                     }
-                    None => ("n/a".to_owned(), MUTED),
+                    None => ("n/a".to_owned(), MUTED, None),
                 };
+                // A rate sits above the centre with its k/n below it.
+                let dy = if count.is_some() { 0.22 } else { 0.0 };
                 chart.draw_series(std::iter::once(Text::new(
                     text,
-                    (x0 + 0.5, y0 + 0.5),
+                    (x0 + 0.5, y0 + 0.5 + dy),
                     anchored(text_px, ink, HPos::Center, VPos::Center),
                 )))?;
+                if let Some((k, n)) = count {
+                    chart.draw_series(std::iter::once(Text::new(
+                        format!("{k}/{n}"),
+                        (x0 + 0.5, y0 + 0.5 - dy),
+                        anchored((text_px * 0.8).max(8.0), ink, HPos::Center, VPos::Center),
+                    )))?;
+                }
             }
         }
         Ok(())
@@ -211,7 +236,12 @@ impl HeatFigure<'_> {
                 vec![(x1, y), (x1 + 5, y)],
                 MUTED.stroke_width(1),
             ))?;
-            panel.draw_text(&number(v), &st, (x1 + 9, y))?;
+            let label = if self.rates {
+                format!("{v:.2}")
+            } else {
+                number(v)
+            };
+            panel.draw_text(&label, &st, (x1 + 9, y))?;
         }
         let y = bottom + 34;
         panel.draw(&Rectangle::new(

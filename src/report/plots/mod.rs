@@ -100,6 +100,9 @@ pub struct HeatCell {
     pub col: String,
     /// Written in the cell; the colour scale runs from 0 (white) to the largest value.
     pub value: f64,
+    /// `(k, n)` when the value is a rate `k/n`: the cell then shows the rate to two decimals
+    /// with `k/n` beneath, so every rate carries its denominator.
+    pub count: Option<(usize, usize)>,
 }
 
 /// A sample of values drawn as one box plot row.
@@ -198,10 +201,10 @@ pub fn cost_quality(title: &str, points: &[Point]) -> Result<Plot, PlotError> {
     render(NAME, &ScatterFigure { title, points })
 }
 
-/// Safety heat map: rows are strategies, columns interrupt points, the value (violations +
-/// duplicate side effects) is written in each cell and coloured from white (0) to dark red (the
-/// largest value). Row/column pairs without a cell are grey and marked `n/a`. File stem
-/// `safety_heatmap`.
+/// Safety heat map: rows are strategies, columns interrupt points, the value (e.g. the rate of
+/// unsafe cells, with its `k/n` when [`HeatCell::count`] is given) is written in each cell and
+/// coloured from white (0) to dark red (the largest value). Row/column pairs without a cell are
+/// grey and marked `n/a`. File stem `safety_heatmap`.
 pub fn safety_heatmap(title: &str, cells: &[HeatCell]) -> Result<Plot, PlotError> {
     const NAME: &str = "safety_heatmap";
     let mut seen = HashSet::new();

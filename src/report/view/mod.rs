@@ -3,11 +3,13 @@
 //! value that both templates (`templates/report.md.j2`, `templates/report.html.j2`) render.
 //!
 //! Owns: [`View`] and [`view`], which assembles it; the rows and their number formats are in
-//! [`rows`]. It selects and formats only. Must not: compute a statistic (that is
+//! [`rows`], the answer's rows (summary, ranking, paired differences, domains) in [`verdicts`].
+//! It selects and formats only. Must not: compute a statistic (that is
 //! [`super::summarize`] and [`super::analysis`]), escape for an output format (the templates
 //! do), or run a cell.
 
 pub mod rows;
+pub mod verdicts;
 
 use std::collections::BTreeMap;
 
@@ -18,10 +20,11 @@ use crate::report::summary::Summary;
 
 pub use rows::{
     BudgetView, CheckpointView, ConfigView, ContinuityView, CurveView, ErroredView, FactView,
-    GovernanceView, GroupView, InjectionView, LiveView, PairedUnitsView, PairedView, PassKView,
-    RankView, TranscriptView, UpgradeView,
+    GovernanceView, GroupView, InjectionView, LiveView, PairedUnitsView, PassKView, TranscriptView,
+    UpgradeView,
 };
 use rows::{checkpoint_views, config_view, fmt, governance_views, group_view, transcript_view};
+pub use verdicts::{CauseView, DomainView, ExecView, PairedView, RankView};
 
 /// At most this many facts per strategy in "facts most often omitted".
 const FACTS_PER_STRATEGY: usize = 5;
@@ -36,7 +39,15 @@ pub struct View {
     pub seed: String,
     pub digest: String,
     pub config: Option<ConfigView>,
+    /// Scenarios the conclusions rest on (`8 scenarios`), and the level of every interval.
+    pub scenarios: String,
+    pub confidence: String,
+    pub alpha: String,
+    /// The answer first: per destination, and the most common failure per strategy.
+    pub executive: Vec<ExecView>,
+    pub causes: Vec<CauseView>,
     pub ranking: Vec<RankView>,
+    pub domains: Vec<DomainView>,
     pub groups: Vec<GroupView>,
     pub groups_by_point: Vec<GroupView>,
     pub injection: Vec<InjectionView>,
@@ -159,22 +170,17 @@ pub fn view(records: &[RunRecord], s: &Summary, manifest: &serde_json::Value) ->
             .unwrap_or("?")
             .to_string(),
         config: manifest.get("config").map(config_view),
-        ranking: s
-            .ranking
-            .iter()
-            .map(|r| RankView {
-                model: r.model.clone(),
-                rank: r.rank,
-                strategy: r.strategy.clone(),
-                unsafe_cells: r.unsafe_cells,
-                task_success: if r.all_errored {
-                    "— (every cell errored: ranked last)".into()
-                } else {
-                    format!("{:.2}", r.task_success)
-                },
-                restore_tokens: fmt(r.median_restore_tokens),
-            })
-            .collect(),
+        scenarios: format!(
+            "{} scenario{}",
+            s.scenarios,
+            if s.scenarios == 1 { "" } else { "s" }
+        ),
+        confidence: format!("{:.0}%", (1.0 - s.alpha) * 100.0),
+        alpha: format!("{}", s.alpha),
+        executive: verdicts::exec_views(s),
+        causes: verdicts::cause_views(s),
+        ranking: verdicts::rank_views(s),
+        domains: verdicts::domain_views(s),
         groups: s
             .by_strategy_model
             .iter()
@@ -219,22 +225,7 @@ pub fn view(records: &[RunRecord], s: &Summary, manifest: &serde_json::Value) ->
             .as_ref()
             .map(|o| o.reference.clone())
             .unwrap_or_else(|| "C".into()),
-        paired: an
-            .paired
-            .iter()
-            .map(|p| PairedView {
-                strategy: p.strategy.clone(),
-                model: p.model.clone(),
-                metric: p.metric.clone(),
-                n: p.n,
-                cells: p.cells,
-                clusters: p.clusters,
-                p_units: format!("{:.4}", p.p_units),
-                mean_diff: format!("{:+.3}", p.mean_diff),
-                p_value: format!("{:.4}", p.p_value),
-                p_holm: format!("{:.4}", p.p_holm),
-            })
-            .collect(),
+        paired: verdicts::paired_views(s),
         paired_units: an.paired_units.as_ref().map(|u| PairedUnitsView {
             unit: u.unit.to_string(),
             test: u.test.to_string(),
@@ -283,11 +274,12 @@ pub fn view(records: &[RunRecord], s: &Summary, manifest: &serde_json::Value) ->
                     scale: p.scale.clone(),
                     n: p.n,
                     history_tokens: format!("{:.0}", p.history_tokens),
-                    task_success: format!("{:.2}", p.task_success),
+                    safe_success: format!("{:.2}", p.safe_success),
                     ci: p
-                        .task_success_ci
+                        .safe_success_ci
                         .map(|(l, h)| format!("{l:.2}–{h:.2}"))
                         .unwrap_or_default(),
+                    task_success: format!("{:.2}", p.task_success),
                     unsafe_cells: p.unsafe_cells,
                     restore_tokens: format!("{:.0}", p.restore_tokens),
                     compression_ratio: format!("{:.3}", p.compression_ratio),

@@ -1,5 +1,5 @@
-//! The rows of the report's view: one formatted type per table row (groups, ranking, injection,
-//! pass^k, paired tests, facts, upgrades, continuity, checkpoints, errored cells, the curve,
+//! The rows of the report's view: one formatted type per table row (groups, injection,
+//! pass^k, facts, upgrades, continuity, checkpoints, errored cells, the curve,
 //! governance, transcripts, live models, the configuration) and the builders that format a
 //! summary's rows into them.
 //!
@@ -29,7 +29,7 @@ pub struct GovernanceView {
     pub blocked: usize,
     pub held: usize,
     pub not_configured: usize,
-    /// `Δ p (Holm p; n units, k scenarios)` for task success and unsafe cells.
+    /// `Δ [interval] (n cells, k scenarios)` for task success and unsafe cells.
     pub success_test: String,
     pub unsafe_test: String,
 }
@@ -49,8 +49,10 @@ pub struct BudgetView {
 fn test_view(t: &Option<crate::report::governance::Test>) -> String {
     match t {
         Some(t) => format!(
-            "{:+.3}, p={:.3} (Holm {:.3}; n={}, {} scenarios)",
-            t.mean_diff, t.p_value, t.p_holm, t.n, t.clusters
+            "{} ({} cells, {} scenarios)",
+            diff_view(t.mean_diff, t.interval),
+            t.n,
+            t.clusters
         ),
         None => "–".into(),
     }
@@ -108,8 +110,10 @@ pub struct CurveView {
     pub scale: String,
     pub n: usize,
     pub history_tokens: String,
-    pub task_success: String,
+    pub safe_success: String,
+    /// The safe-success interval, clustered by scenario.
     pub ci: String,
+    pub task_success: String,
     pub unsafe_cells: usize,
     pub restore_tokens: String,
     pub compression_ratio: String,
@@ -192,24 +196,18 @@ pub struct ConfigView {
 }
 
 #[derive(Debug, Serialize)]
-pub struct RankView {
-    pub model: String,
-    pub rank: usize,
-    pub strategy: String,
-    pub unsafe_cells: usize,
-    pub task_success: String,
-    pub restore_tokens: String,
-}
-
-#[derive(Debug, Serialize)]
 pub struct GroupView {
     pub strategy: String,
     pub model: String,
     pub interrupt: Option<String>,
     pub n: usize,
+    pub safe_success: String,
     pub task_success: String,
-    /// ` [low–high]` (with the leading space) or empty.
+    /// ` [low–high]` (with the leading space) or empty: the interval of safe success,
+    /// clustered by scenario.
     pub ci: String,
+    /// `handoff / distraction` unsafe cells.
+    pub causes: String,
     pub omitted_context: String,
     pub repeated_work: String,
     pub cells_with_duplicates: usize,
@@ -246,20 +244,6 @@ pub struct PairedUnitsView {
     pub max_repetitions: usize,
     pub cells_differing: usize,
     pub warning: Option<String>,
-}
-
-#[derive(Debug, Serialize)]
-pub struct PairedView {
-    pub strategy: String,
-    pub model: String,
-    pub metric: String,
-    pub n: usize,
-    pub cells: usize,
-    pub clusters: usize,
-    pub p_units: String,
-    pub mean_diff: String,
-    pub p_value: String,
-    pub p_holm: String,
 }
 
 #[derive(Debug, Serialize)]
@@ -303,6 +287,14 @@ pub struct ErroredView {
     pub error: String,
 }
 
+/// `+d [low, high]`, or `+d` without an interval.
+pub fn diff_view(d: f64, interval: Option<(f64, f64)>) -> String {
+    match interval {
+        Some((lo, hi)) => format!("{d:+.2} [{lo:+.2}, {hi:+.2}]"),
+        None => format!("{d:+.2} (no interval: one scenario)"),
+    }
+}
+
 /// `median [Q1–Q3]`, or `–` without ok cells.
 pub(super) fn med(s: &Option<Spread>) -> String {
     match s {
@@ -326,7 +318,7 @@ pub(super) fn group_view(s: &Summary, g: &Group) -> GroupView {
         .intervals
         .iter()
         .find(|i| i.strategy == g.strategy && i.model == g.model && i.interrupt == g.interrupt)
-        .and_then(|i| i.task_success_ci)
+        .and_then(|i| i.safe_success_ci)
         .map(|(lo, hi)| format!(" [{lo:.2}–{hi:.2}]"))
         .unwrap_or_default();
     GroupView {
@@ -334,8 +326,10 @@ pub(super) fn group_view(s: &Summary, g: &Group) -> GroupView {
         model: g.model.clone(),
         interrupt: g.interrupt.clone(),
         n: g.n,
+        safe_success: format!("{:.2}", g.safe_success.rate),
         task_success: format!("{:.2}", g.task_success.rate),
         ci,
+        causes: format!("{} / {}", g.handoff_unsafe_cells, g.distraction_cells),
         omitted_context: med(&g.omitted_context),
         repeated_work: med(&g.repeated_work),
         cells_with_duplicates: g.cells_with_duplicates,
