@@ -21,6 +21,7 @@ pub mod group;
 pub mod plots;
 pub mod ranking;
 pub mod summary;
+pub mod tau;
 pub mod transcripts;
 pub mod view;
 
@@ -131,5 +132,10 @@ pub fn render_dir_with(
             source,
         })?;
     }
+    // The τ-bench section (its own file): added to the written reports when the run has any.
+    tau::attach(dir, &records, opts.seed).map_err(|source| ReportError::Io {
+        path: dir.to_path_buf(),
+        source,
+    })?;
     Ok(summary)
 }

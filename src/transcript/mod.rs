@@ -18,6 +18,7 @@ pub mod import;
 pub mod metrics;
 pub mod model;
 pub mod prefix;
+pub mod tau;
 
 use std::path::{Path, PathBuf};
 
