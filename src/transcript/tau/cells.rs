@@ -343,9 +343,11 @@ pub fn run(cfg: &RunConfig, opts: &Options) -> Result<Outcome, TranscriptError> 
                             super::follow::replay_prefix(t, &cut, &mut episode);
                             rt.block_on(live.continue_cell(
                                 client,
-                                t,
-                                cut.at,
-                                &state,
+                                super::live::Prefix {
+                                    t,
+                                    at: cut.at,
+                                    state: &state,
+                                },
                                 &h,
                                 episode,
                                 crate::runner::record_identity(&r),

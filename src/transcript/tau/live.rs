@@ -45,6 +45,15 @@ pub struct Lived {
     pub stats: LiveStats,
 }
 
+/// The recorded run before the cut, as a live cell needs it.
+pub struct Prefix<'a> {
+    pub t: &'a Transcript,
+    /// The cut's position in the transcript's messages.
+    pub at: usize,
+    /// The state strategies compacted (its observations answer `retrieve`).
+    pub state: &'a InterruptedState,
+}
+
 /// What every live τ-bench cell of a run shares: the customer's model, the policy, the budget.
 pub struct LiveContinuation {
     user: Option<Arc<LiveClient>>,
@@ -100,9 +109,7 @@ impl LiveContinuation {
     pub async fn continue_cell(
         &self,
         client: &LiveClient,
-        t: &Transcript,
-        cut_at: usize,
-        state: &InterruptedState,
+        prefix: Prefix<'_>,
         h: &Handoff,
         episode: Episode,
         identity: Value,
@@ -114,6 +121,11 @@ impl LiveContinuation {
                 message: "no simulated customer configured".into(),
             });
         };
+        let Prefix {
+            t,
+            at: cut_at,
+            state,
+        } = prefix;
         let rule = WriteRule::default();
         let instruction = episode.task().instruction.clone();
         let mut customer = Customer::new(user_client, &instruction, t, cut_at);
