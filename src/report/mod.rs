@@ -3,7 +3,8 @@
 //! all, and its error type [`ReportError`]. The parts: the [`summary`] (aggregates of each
 //! [`group`] of cells, with the seed-003 [`ranking`]), the statistics in [`analysis`] (with the
 //! shared paired comparison of [`crate::results::paired`]), the [`curve`], [`governance`] and
-//! [`transcripts`] sections, what the reports show in [`view`], the files in [`export`] (one
+//! [`transcripts`] sections (and [`tau`], the τ-bench section [`render_dir`] adds to the written
+//! reports), what the reports show in [`view`], the files in [`export`] (one
 //! module per format behind the [`Export`] trait), the charts a report shows in [`figures`] and
 //! their drawing in [`plots`].
 //!
