@@ -96,9 +96,17 @@ fn kept_records(cfg: &RunConfig) -> Result<Vec<RunRecord>, TranscriptError> {
         path: path.clone(),
         message: e.to_string(),
     })?;
+    // The folder is rewritten with the τ-bench cells only: never drop another run's records.
+    if let Some(other) = records.iter().find(|r| r.source != Source::Tau) {
+        return Err(TranscriptError::Usage(format!(
+            "--resume: {} holds records of a {} run (cell {}); a τ-bench run resumes only a τ-bench run folder",
+            path.display(),
+            other.source.as_str(),
+            other.id()
+        )));
+    }
     Ok(records
         .into_iter()
-        .filter(|r| r.source == Source::Tau)
         .filter(|r| !(cfg.rerun_errored && r.status == Status::Errored))
         .collect())
 }
