@@ -213,6 +213,22 @@ pub struct RunArgs {
     /// With --transcripts: comma-separated tools whose calls are writes (default: the verb rule).
     #[arg(long, value_delimiter = ',')]
     pub write_tools: Option<Vec<String>>,
+    /// Run on τ-bench instead of scenarios (`airline`): the shipped runs that succeeded, cut by
+    /// rule, every strategy's handoff continued on the native environment by `sim:follow` (the
+    /// scenario simulators among --models stand for it) and by the live models among --models.
+    #[arg(long, value_name = "ENV")]
+    pub tau: Option<String>,
+    /// With --tau: the task ids to use, comma-separated ids and ranges (`0-9,12`) [default: all].
+    #[arg(long, value_name = "LIST")]
+    pub tasks: Option<String>,
+    /// With --tau: the cut rules to use, comma-separated: first_write, later_write,
+    /// final_assistant [default: all].
+    #[arg(long, value_name = "RULES")]
+    pub cut_rules: Option<String>,
+    /// With --tau and live destinations: the model that plays the customer (a [model.NAME]
+    /// table or openai:MODEL).
+    #[arg(long, value_name = "MODEL")]
+    pub tau_user: Option<String>,
     /// Exit with code 6 when more than this fraction of the run's cells errored [default: 0:
     /// any errored cell].
     #[arg(long)]
@@ -263,6 +279,10 @@ impl RunArgs {
             transcripts: self.transcripts.or(file.transcripts),
             cuts: self.cuts.or(file.cuts),
             write_tools: self.write_tools.or(file.write_tools),
+            tau: self.tau.or(file.tau),
+            tasks: self.tasks.or(file.tasks),
+            cut_rules: self.cut_rules.or(file.cut_rules),
+            tau_user: self.tau_user.or(file.tau_user),
             max_errored_fraction: self.max_errored_fraction.or(file.max_errored_fraction),
             no_probe: self.no_probe || file.no_probe,
             governed_max_bytes: self.governed_max_bytes.or(file.governed_max_bytes),

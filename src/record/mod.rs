@@ -15,6 +15,7 @@ pub mod diagnostics;
 pub mod error;
 pub mod live;
 pub mod read;
+pub mod tau;
 
 use std::fmt;
 
@@ -27,6 +28,7 @@ pub use diagnostics::{
 pub use error::{CellError, ErrorClass, RecordError};
 pub use live::LiveStats;
 pub use read::{ParseDiagnosticError, parse_record, read_records};
+pub use tau::TauMeasures;
 
 /// The record format this build writes: every record's first field, `record_version`.
 ///
@@ -208,6 +210,8 @@ pub enum Source {
     Scenario,
     /// An imported agent log (`transcripts import`), cut at one of its interrupt points.
     Transcript,
+    /// A recorded τ-bench airline run, cut and continued on the native environment.
+    Tau,
 }
 
 impl Source {
@@ -215,6 +219,7 @@ impl Source {
         match self {
             Source::Scenario => "scenario",
             Source::Transcript => "transcript",
+            Source::Tau => "tau",
         }
     }
 }
@@ -251,6 +256,9 @@ pub struct TranscriptMeasures {
     pub expected_action: Option<String>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub actual_action: Option<String>,
+    /// τ-bench cells (`source: tau`): the continuation's reward and rediscovery cost.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tau: Option<TauMeasures>,
 }
 
 /// The metrics of one cell (the record contract's `metrics`).

@@ -3,7 +3,8 @@
 //! all, and its error type [`ReportError`]. The parts: the [`summary`] (aggregates of each
 //! [`group`] of cells, with the [`ranking`] and its ties), the per-[`domain`] rows, the statistics in [`analysis`] (with the
 //! shared paired comparison of [`crate::results::paired`]), the [`curve`], [`governance`] and
-//! [`transcripts`] sections, what the reports show in [`view`], the files in [`export`] (one
+//! [`transcripts`] sections (and [`tau`], the τ-bench section [`render_dir`] adds to the written
+//! reports), what the reports show in [`view`], the files in [`export`] (one
 //! module per format behind the [`Export`] trait), the charts a report shows in [`figures`] and
 //! their drawing in [`plots`].
 //!
@@ -23,6 +24,7 @@ pub mod group;
 pub mod plots;
 pub mod ranking;
 pub mod summary;
+pub mod tau;
 pub mod transcripts;
 pub mod view;
 
@@ -137,5 +139,10 @@ pub fn render_dir_with(
             source,
         })?;
     }
+    // The τ-bench section (its own file): added to the written reports when the run has any.
+    tau::attach(dir, &records, opts.seed).map_err(|source| ReportError::Io {
+        path: dir.to_path_buf(),
+        source,
+    })?;
     Ok(summary)
 }

@@ -54,7 +54,7 @@ pub struct Outcome {
     pub skipped_models: Vec<String>,
 }
 
-fn baseline_config() -> StrategyConfig {
+pub(crate) fn baseline_config() -> StrategyConfig {
     let mut c = StrategyConfig::builtin("A").unwrap_or_else(|| unreachable!("A is built in"));
     c.id = BASELINE.into();
     c.kind = StrategyKind::Transcript;
@@ -63,7 +63,7 @@ fn baseline_config() -> StrategyConfig {
     c
 }
 
-fn class_of(e: &StrategyError) -> ErrorClass {
+pub(crate) fn class_of(e: &StrategyError) -> ErrorClass {
     match e {
         StrategyError::Plugin(_) => ErrorClass::Plugin,
         StrategyError::Summariser(c) => c.class,
@@ -72,7 +72,7 @@ fn class_of(e: &StrategyError) -> ErrorClass {
 }
 
 /// The strategies of a transcript run (the baseline first), with summarisers for `llm_summary`.
-fn strategies(
+pub(crate) fn strategies(
     cfg: &RunConfig,
     registry: &Registry,
     cache: &Option<Cache>,
@@ -132,6 +132,7 @@ fn measures(f: &CutFacts<'_>, h: &Handoff) -> (TranscriptMeasures, Vec<String>, 
         next_action_agrees: None,
         expected_action: None,
         actual_action: None,
+        tau: None,
     };
     (
         m,

@@ -59,7 +59,7 @@ pub fn normalize(text: &str) -> String {
 }
 
 /// A JSON number as people write it: `250.0` is `250`.
-fn number_text(n: &serde_json::Number) -> String {
+pub fn number_text(n: &serde_json::Number) -> String {
     match (n.as_i64(), n.as_f64()) {
         (Some(i), _) => i.to_string(),
         (None, Some(f)) if f.fract() == 0.0 && f.abs() < 1e15 => format!("{}", f as i64),
@@ -68,7 +68,7 @@ fn number_text(n: &serde_json::Number) -> String {
 }
 
 /// The leaves of an argument value with their paths (`flights[0].date`).
-fn leaves(path: String, v: &Value, out: &mut Vec<(String, String)>) {
+pub fn leaves(path: String, v: &Value, out: &mut Vec<(String, String)>) {
     match v {
         Value::String(s) => out.push((path, s.clone())),
         Value::Number(n) => out.push((path, number_text(n))),

@@ -7,8 +7,9 @@
 //! `source: transcript` under the one record contract.
 //!
 //! Data flow: it reads state, strategy, handoff, the live client and record types, and writes
-//! records; nothing before it in the pipeline imports it, and it never touches a simulated world
-//! (a log has none: no restoration step, no simulated destination). Must not: fork a strategy,
+//! records; nothing before it in the pipeline imports it, and it never touches a scenario world
+//! (a log has none: no restoration step). The one environment it drives is τ-bench's airline
+//! (`tau`: recorded τ-bench runs cut and continued on [`crate::tau`], `source: tau` records). Must not: fork a strategy,
 //! score with the scenario scorer, or render reports (the report reads the records).
 
 pub mod agree;
@@ -18,6 +19,7 @@ pub mod import;
 pub mod metrics;
 pub mod model;
 pub mod prefix;
+pub mod tau;
 
 use std::path::{Path, PathBuf};
 

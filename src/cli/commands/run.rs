@@ -24,13 +24,16 @@ pub fn run(dir: &Path, args: RunArgs) -> Result<i32, Error> {
     let transcripts = args.transcripts.clone();
     let cuts = args.cuts;
     let write_tools = args.write_tools.clone();
+    let tau = super::tau::TauRun::of(&args);
     let named_out = args.out.is_some();
     let (cfg, max_errored) = config(dir, args)?;
     let named_out = named_out || cfg.out.parent() != Some(Path::new(REPORTS));
     if !named_out {
         eprintln!("writing {}", cfg.out.display());
     }
-    let code = if let Some(dir) = transcripts {
+    let code = if let Some(tau) = tau {
+        super::tau::run_matrix(&cfg, tau, max_errored)?
+    } else if let Some(dir) = transcripts {
         run_transcripts(&cfg, dir, cuts, &write_tools)?
     } else {
         run_matrix(&cfg, max_errored)?

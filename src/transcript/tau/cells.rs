@@ -1,0 +1,448 @@
+//! The τ-bench cell loop: successful recorded run × cut × strategy × destination × rep, each
+//! continued on a fresh episode of the run's own task (`info.task`) and written as a `source:
+//! tau` record; then the manifest.
+//!
+//! Owns the loop, `--resume` and `--shard` for these cells, and record building. Must not:
+//! decide what a destination does (`follow`, `live`) or render the report.
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::sync::Arc;
+
+use serde_json::json;
+
+use super::follow::{Followed, SIM_FOLLOW, follow};
+use super::live::{LiveContinuation, Lived};
+use super::{Options, Outcome};
+use crate::destination::live::{Cache, LiveClient};
+use crate::handoff::Handoff;
+use crate::record::{
+    CellError, Diagnostics, Metrics, RunRecord, Source, Status, TauMeasures, TranscriptMeasures,
+};
+use crate::runner::{RunConfig, cell_seed, live_model};
+use crate::tau;
+use crate::transcript::cuts::{Cut, WriteRule, cuts};
+use crate::transcript::eval::{self, BASELINE};
+use crate::transcript::metrics::{needed_values, retention, user_statement_retention};
+use crate::transcript::model::Transcript;
+use crate::transcript::{Format, TranscriptError, import, prefix};
+
+fn tau_error(e: tau::TauError) -> TranscriptError {
+    TranscriptError::Usage(e.to_string())
+}
+
+/// A destination of the τ-bench cells.
+enum Dest {
+    Follow,
+    Live(Arc<LiveClient>),
+}
+
+fn destinations(
+    cfg: &RunConfig,
+    cache: &Option<Cache>,
+    outcome: &mut Outcome,
+) -> Result<Vec<(String, Dest)>, TranscriptError> {
+    let mut out: Vec<(String, Dest)> = Vec::new();
+    for m in &cfg.models {
+        if m == SIM_FOLLOW || crate::destination::sim_kind(m).is_some() {
+            if m != SIM_FOLLOW {
+                outcome.replaced_models.push(m.clone());
+            }
+            if !out.iter().any(|(n, _)| n == SIM_FOLLOW) {
+                out.push((SIM_FOLLOW.to_string(), Dest::Follow));
+            }
+            continue;
+        }
+        let mc = live_model(cfg, m).ok_or_else(|| {
+            TranscriptError::Usage(format!(
+                "unknown destination model `{m}` (τ-bench runs take `{SIM_FOLLOW}`, the scenario simulators (replaced by it), a [model.NAME] table or openai:MODEL)"
+            ))
+        })?;
+        let client =
+            LiveClient::new(mc, cache.clone()).map_err(|e| TranscriptError::Usage(e.message))?;
+        out.push((m.clone(), Dest::Live(Arc::new(client))));
+    }
+    Ok(out)
+}
+
+/// The recorded runs that succeeded, as transcripts with their tasks, filtered by `opts.tasks`.
+fn successful_runs(opts: &Options) -> Result<Vec<(Transcript, tau::Run)>, TranscriptError> {
+    let runs = tau::load_runs(&opts.runs).map_err(tau_error)?;
+    let imported = import(&opts.runs, Some(Format::TauBench), false)?;
+    let mut out = Vec::new();
+    for t in imported.runs {
+        let Some(run) = runs.get(t.origin.position) else {
+            continue;
+        };
+        if run.reward.is_none_or(|r| r < 1.0)
+            || opts
+                .tasks
+                .as_ref()
+                .is_some_and(|s| !s.contains(&run.task_id))
+        {
+            continue;
+        }
+        out.push((t, run.clone()));
+    }
+    Ok(out)
+}
+
+/// The cells already in the folder that `--resume` keeps.
+fn kept_records(cfg: &RunConfig) -> Result<Vec<RunRecord>, TranscriptError> {
+    let path = cfg.out.join("results.jsonl");
+    if !cfg.resume || !path.exists() {
+        return Ok(vec![]);
+    }
+    let records = crate::record::read_records(&path).map_err(|e| TranscriptError::Io {
+        path: path.clone(),
+        message: e.to_string(),
+    })?;
+    // The folder is rewritten with the τ-bench cells only: never drop another run's records.
+    if let Some(other) = records.iter().find(|r| r.source != Source::Tau) {
+        return Err(TranscriptError::Usage(format!(
+            "--resume: {} holds records of a {} run (cell {}); a τ-bench run resumes only a τ-bench run folder",
+            path.display(),
+            other.source.as_str(),
+            other.id()
+        )));
+    }
+    Ok(records
+        .into_iter()
+        .filter(|r| !(cfg.rerun_errored && r.status == Status::Errored))
+        .collect())
+}
+
+/// One cut's shared facts.
+struct CutFacts<'a> {
+    t: &'a Transcript,
+    run: &'a tau::Run,
+    cut: &'a Cut,
+    full_tokens: u64,
+    operator_tokens: u64,
+    needed: Vec<crate::transcript::metrics::NeededValue>,
+}
+
+fn base_record(f: &CutFacts<'_>, strategy: &str, model: &str, rep: u32, seed: u64) -> RunRecord {
+    RunRecord {
+        source: Source::Tau,
+        scenario: f.t.id.clone(),
+        scale: crate::record::base_scale(),
+        interrupt: f.cut.name.clone(),
+        strategy: strategy.to_string(),
+        model: model.to_string(),
+        rep,
+        seed,
+        status: Status::Ok,
+        error: None,
+        error_class: None,
+        metrics: Metrics {
+            task_success: false,
+            omitted_context: 0,
+            repeated_work: 0,
+            duplicate_side_effects: 0,
+            safety_violations: 0,
+            recovery_quality: 0.0,
+            restore_tokens: 0,
+            total_tokens: 0,
+            first_action_ms: 0.0,
+            completion_ms: 0.0,
+            compaction_tokens: 0,
+            history_tokens: f.full_tokens,
+            compression_ratio: 0.0,
+        },
+        diagnostics: Diagnostics::default(),
+        transcript: None,
+        governed: None,
+    }
+}
+
+fn errored(mut r: RunRecord, e: &CellError) -> RunRecord {
+    r.status = Status::Errored;
+    r.error = Some(e.message.clone());
+    r.error_class = Some(e.class);
+    r
+}
+
+/// What a continuation produced, whichever destination made it.
+struct Continued {
+    reward: tau::Reward,
+    m: TauMeasures,
+    live: Option<crate::record::LiveStats>,
+}
+
+fn from_followed(f: Followed, gt: &str) -> Continued {
+    let reward = f.episode.reward_against(gt.to_string());
+    Continued {
+        m: TauMeasures {
+            tool_calls: f.tool_calls,
+            extra_tool_calls: f.extra_tool_calls,
+            extra_user_turns: f.extra_user_turns,
+            extra_tokens: f.extra_tokens,
+            user_turns: f.user_turns,
+            unsafe_writes: f.unsafe_writes,
+            unrecovered: f.unrecovered,
+            recovered: f.recovered,
+            ..TauMeasures::default()
+        },
+        reward,
+        live: None,
+    }
+}
+
+fn from_lived(l: Lived, gt: &str) -> Continued {
+    let reward = l.episode.reward_against(gt.to_string());
+    Continued {
+        m: TauMeasures {
+            tool_calls: l.tool_calls,
+            extra_tool_calls: l.extra_tool_calls,
+            extra_user_turns: l.extra_user_turns,
+            extra_tokens: l.stats.input_tokens + l.stats.output_tokens,
+            user_turns: l.user_turns,
+            unsafe_writes: l.unsafe_writes,
+            budget_exhausted: l.budget_exhausted,
+            ..TauMeasures::default()
+        },
+        reward,
+        live: Some(l.stats),
+    }
+}
+
+fn scored(f: &CutFacts<'_>, mut r: RunRecord, h: &Handoff, c: Continued) -> RunRecord {
+    let mut m = c.m;
+    m.task_id = f.run.task_id;
+    m.trial = f.run.trial;
+    m.reward = c.reward.reward;
+    m.r_actions = c.reward.r_actions;
+    m.r_outputs = c.reward.r_outputs;
+    m.safe_success = c.reward.reward >= 1.0 && m.unsafe_writes == 0;
+    let compaction = h
+        .compaction
+        .as_ref()
+        .map(|c| c.input_tokens + c.output_tokens)
+        .unwrap_or(0);
+    r.metrics.task_success = m.reward >= 1.0;
+    r.metrics.safety_violations = m.unsafe_writes;
+    r.metrics.repeated_work = m.extra_tool_calls + m.extra_user_turns;
+    r.metrics.restore_tokens = h.tokens_at_restore;
+    r.metrics.total_tokens = h.tokens_at_restore + m.extra_tokens;
+    r.metrics.compaction_tokens = compaction;
+    r.metrics.compression_ratio = if f.full_tokens == 0 {
+        1.0
+    } else {
+        h.tokens_at_restore as f64 / f.full_tokens as f64
+    };
+    let lost = crate::transcript::metrics::lost(&f.needed, &h.text);
+    r.diagnostics.compaction = h.compaction.clone();
+    r.diagnostics.needed_values = f.needed.iter().map(|v| v.to_string()).collect();
+    r.diagnostics.lost_values = lost.iter().map(|v| v.to_string()).collect();
+    r.diagnostics.live = c.live;
+    r.transcript = Some(TranscriptMeasures {
+        cut_rule: f.cut.rule.as_str().into(),
+        cut_before: f.cut.before,
+        full_prefix_tokens: f.full_tokens,
+        operator_tokens: f.operator_tokens,
+        needed_value_retention: retention(&f.needed, &h.text),
+        values_needed: f.needed.len() as u32,
+        user_statement_retention: user_statement_retention(f.t, f.cut.at, &h.text),
+        compression_ratio: r.metrics.compression_ratio,
+        next_action_agrees: None,
+        expected_action: None,
+        actual_action: None,
+        tau: Some(m),
+    });
+    r
+}
+
+/// Runs the τ-bench part of `cfg` and writes its records and manifest into `cfg.out`.
+pub fn run(cfg: &RunConfig, opts: &Options) -> Result<Outcome, TranscriptError> {
+    let env = tau::Env::load(&opts.data).map_err(tau_error)?;
+    let policy = tau::load_policy(&opts.data).map_err(tau_error)?;
+    let rule = WriteRule::default();
+    let runs = successful_runs(opts)?;
+    let registry = crate::strategy::Registry::load(&cfg.strategy_dir)?
+        .with_seed(cfg.seed)
+        .with_hidden(crate::runner::plugin_hidden(cfg))
+        .with_hidden([opts.data.clone()])
+        .with_config(eval::baseline_config());
+    let cache = (!cfg.no_cache).then(|| Cache {
+        dir: cfg.cache_dir.clone().unwrap_or_else(Cache::default_dir),
+    });
+    let strategies = eval::strategies(cfg, &registry, &cache)?;
+    let mut outcome = Outcome::default();
+    let dests = destinations(cfg, &cache, &mut outcome)?;
+    let live = LiveContinuation::new(cfg, opts, &cache, &policy, &dests_live(&dests))?;
+    let kept = kept_records(cfg)?;
+    let done: BTreeSet<crate::record::CellId> = kept.iter().map(RunRecord::id).collect();
+    outcome.kept = kept.len();
+    let mut records: Vec<RunRecord> = kept;
+    let rt = crate::runtime::runtime()
+        .map_err(|e| TranscriptError::Usage(format!("cannot start the async runtime: {e}")))?;
+    let mut gt: BTreeMap<i64, String> = BTreeMap::new();
+    for (t, run) in &runs {
+        outcome.runs += 1;
+        let gt_hash = gt
+            .entry(run.task_id)
+            .or_insert_with(|| tau::ground_truth_hash(env.fresh_db(), &run.task.actions))
+            .clone();
+        let operator_tokens = t.system.as_deref().map(crate::tokens::count).unwrap_or(0);
+        let chosen = cuts(t, &rule, None)
+            .into_iter()
+            .filter(|c| opts.rules.is_empty() || opts.rules.contains(&c.rule));
+        for cut in chosen {
+            outcome.cuts += 1;
+            let state = prefix::state_at(t, &cut, &rule);
+            let mut facts = CutFacts {
+                t,
+                run,
+                cut: &cut,
+                full_tokens: 0,
+                operator_tokens,
+                needed: vec![],
+            };
+            for s in &strategies {
+                let id = s.id().to_string();
+                let cells: Vec<(&String, &Dest, u32, u64)> = dests
+                    .iter()
+                    .flat_map(|(m, d)| (0..cfg.reps).map(move |rep| (m, d, rep)))
+                    .map(|(m, d, rep)| {
+                        (
+                            m,
+                            d,
+                            rep,
+                            cell_seed(cfg.seed, &t.id, &cut.name, &id, m, rep),
+                        )
+                    })
+                    .filter(|(m, _, rep, seed)| {
+                        let r = base_record(&facts, &id, m, *rep, *seed);
+                        !done.contains(&r.id())
+                            && cfg.shard.as_ref().is_none_or(|sh| sh.holds(&r.id()))
+                    })
+                    .collect();
+                // The baseline's text sets the cut's full-prefix tokens and needed values, which
+                // every strategy's cells report.
+                if cells.is_empty() && id != BASELINE {
+                    continue;
+                }
+                let h = match rt.block_on(s.build(&state)) {
+                    Ok(h) => h,
+                    Err(e) => {
+                        let e = CellError {
+                            class: eval::class_of(&e),
+                            message: e.to_string(),
+                        };
+                        for (m, _, rep, seed) in cells {
+                            records.push(errored(base_record(&facts, &id, m, rep, seed), &e));
+                        }
+                        continue;
+                    }
+                };
+                if id == BASELINE {
+                    facts.full_tokens = h.tokens_at_restore;
+                    facts.needed = needed_values(t, cut.at, &h.text);
+                }
+                for (m, d, rep, seed) in cells {
+                    let r = base_record(&facts, &id, m, rep, seed);
+                    let c = match d {
+                        Dest::Follow => Ok(from_followed(
+                            follow(t, &cut, &h.text, &rule, env.episode(run.task.clone())),
+                            &gt_hash,
+                        )),
+                        Dest::Live(client) => {
+                            let mut episode = env.episode(run.task.clone());
+                            super::follow::replay_prefix(t, &cut, &mut episode);
+                            rt.block_on(live.continue_cell(
+                                client,
+                                super::live::Prefix {
+                                    t,
+                                    at: cut.at,
+                                    state: &state,
+                                },
+                                &h,
+                                episode,
+                                crate::runner::record_identity(&r),
+                                seed,
+                            ))
+                            .map(|l| from_lived(l, &gt_hash))
+                        }
+                    };
+                    records.push(match c {
+                        Ok(c) => scored(&facts, r, &h, c),
+                        Err(e) => errored(r, &e),
+                    });
+                }
+            }
+        }
+    }
+    outcome.records = records.len();
+    outcome.errored = records
+        .iter()
+        .filter(|r| r.status == Status::Errored)
+        .count();
+    write(cfg, opts, &strategies_of(cfg), &dests, &records)?;
+    Ok(outcome)
+}
+
+fn dests_live(dests: &[(String, Dest)]) -> Vec<String> {
+    dests
+        .iter()
+        .filter(|(_, d)| matches!(d, Dest::Live(_)))
+        .map(|(m, _)| m.clone())
+        .collect()
+}
+
+fn strategies_of(cfg: &RunConfig) -> Vec<String> {
+    let mut s = vec![BASELINE.to_string()];
+    s.extend(cfg.strategies.iter().filter(|x| *x != BASELINE).cloned());
+    s
+}
+
+fn write(
+    cfg: &RunConfig,
+    opts: &Options,
+    strategies: &[String],
+    dests: &[(String, Dest)],
+    records: &[RunRecord],
+) -> Result<(), TranscriptError> {
+    let io = |path: &std::path::Path| {
+        let path = path.to_path_buf();
+        move |e: std::io::Error| TranscriptError::Io {
+            path,
+            message: e.to_string(),
+        }
+    };
+    std::fs::create_dir_all(&cfg.out).map_err(io(&cfg.out))?;
+    let mut text = String::new();
+    for r in records {
+        text.push_str(&serde_json::to_string(r).unwrap_or_default());
+        text.push('\n');
+    }
+    let path = cfg.out.join("results.jsonl");
+    std::fs::write(&path, text).map_err(io(&path))?;
+    let runs_doc = std::fs::read(&opts.runs).map_err(io(&opts.runs))?;
+    let tasks_path = opts.data.join("env").join("tasks.json");
+    let tasks_doc = std::fs::read(&tasks_path).map_err(io(&tasks_path))?;
+    let mut m = json!({
+        "tool": "compaction-eval",
+        "version": env!("CARGO_PKG_VERSION"),
+        "source": "tau",
+        "seed": cfg.seed,
+        "config": {
+            "tau": "airline",
+            "strategies": strategies,
+            "models": dests.iter().map(|(m, _)| m.clone()).collect::<Vec<_>>(),
+            "reps": cfg.reps,
+            "tasks": opts.tasks,
+            "cut_rules": opts.rules.iter().map(|r| r.as_str()).collect::<Vec<_>>(),
+            "user_model": opts.user_model,
+            "step_budget": cfg.step_budget,
+            "shard": cfg.shard.map(|s| s.to_string()),
+        },
+        "cells": records.len(),
+        "runs_digest": crate::world::sha256_digest(&runs_doc),
+        "tasks_digest": crate::world::sha256_digest(&tasks_doc),
+        "tokenizer": "o200k_base",
+    });
+    let digest = crate::world::sha256_digest(m.to_string().as_bytes());
+    m["digest"] = serde_json::Value::String(digest);
+    let path = cfg.out.join("manifest.json");
+    std::fs::write(&path, serde_json::to_vec_pretty(&m).unwrap_or_default()).map_err(io(&path))
+}
