@@ -30,6 +30,11 @@ pub const RENDER: i32 = 10;
 /// The harness failed (its async runtime, a value it could not serialise): a bug or an
 /// exhausted machine, never the input. Please report it.
 pub const HARNESS: i32 = 11;
+/// The run folder is in use: another live process (a `run`, `--resume` or `merge`) holds its
+/// lock (`OUT/run.lock` names its pid and host). A second writer is refused at once; `report`
+/// and `gate` refuse a folder whose run is in progress unless given `--allow-incomplete`.
+/// Nothing was written.
+pub const BUSY: i32 = 12;
 
 /// Exit codes of `gate`.
 pub mod gate {
@@ -40,6 +45,8 @@ pub mod gate {
     /// The input could not be used (missing or corrupt run folder, bad policy, unwritable
     /// JUnit or summary file).
     pub const UNUSABLE: i32 = super::USAGE;
+    /// The run folder's run is in progress (without `--allow-incomplete`).
+    pub const BUSY: i32 = super::BUSY;
 }
 
 /// Exit codes of `inspect-continuity`, one per continuity decision (a report that cannot be
@@ -74,7 +81,7 @@ mod tests {
     /// a code, and a command's own codes never reuse a code every command gives.
     #[test]
     fn codes_are_distinct_where_they_must_be() {
-        let global = [OK, FAILED, USAGE, CONFIG, IO, RENDER, HARNESS];
+        let global = [OK, FAILED, USAGE, CONFIG, IO, RENDER, HARNESS, BUSY];
         let own: [&[i32]; 2] = [
             &[
                 inspect::BLOCKED_ON_RECONCILIATION,
