@@ -70,6 +70,36 @@ fn temporary(path: &Path) -> PathBuf {
     path.with_file_name(format!(".{name}.{}.tmp", std::process::id()))
 }
 
+/// Whether `name` is a temporary file of [`write`] (`.NAME.PID.tmp`).
+fn is_temporary(name: &str) -> bool {
+    name.strip_prefix('.')
+        .and_then(|n| n.strip_suffix(".tmp"))
+        .and_then(|n| n.rsplit_once('.'))
+        .is_some_and(|(stem, pid)| !stem.is_empty() && pid.bytes().all(|b| b.is_ascii_digit()))
+}
+
+/// Removes the temporary files a killed writer left in `dir` and its immediate subfolders.
+/// Only for a caller that holds the folder (its lock): no other process writes there then.
+pub fn remove_stale_temporaries(dir: &Path) {
+    let Ok(entries) = std::fs::read_dir(dir) else {
+        return;
+    };
+    for e in entries.filter_map(|e| e.ok()) {
+        let p = e.path();
+        if p.is_dir() {
+            if let Ok(inner) = std::fs::read_dir(&p) {
+                for f in inner.filter_map(|f| f.ok()) {
+                    if is_temporary(&f.file_name().to_string_lossy()) {
+                        let _ = std::fs::remove_file(f.path());
+                    }
+                }
+            }
+        } else if is_temporary(&e.file_name().to_string_lossy()) {
+            let _ = std::fs::remove_file(&p);
+        }
+    }
+}
+
 /// Writes `bytes` as `path`, whole or not at all (see the module's doc). Unchanged bytes are
 /// not written again.
 pub fn write(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
@@ -127,6 +157,12 @@ mod tests {
             .map(|e| e.file_name())
             .collect();
         assert_eq!(left, vec![std::ffi::OsString::from("report.md")]);
+        // What a writer killed between its write and its rename leaves, removed by the next.
+        std::fs::write(d.join(".report.md.4242.tmp"), b"half").expect("w");
+        std::fs::write(d.join(".hidden"), b"mine").expect("w");
+        remove_stale_temporaries(&d);
+        assert!(!d.join(".report.md.4242.tmp").exists());
+        assert!(d.join(".hidden").exists());
         let _ = std::fs::remove_dir_all(&d);
     }
 }

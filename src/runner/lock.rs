@@ -136,6 +136,8 @@ pub fn lock(dir: &Path, command: &str) -> Result<FolderLock, RunError> {
                     .and_then(|_| f.write_all(format!("{text}\n").as_bytes()))
                     .and_then(|_| f.sync_data())
                     .map_err(io(&path))?;
+                // Temporary files are only ever a dead writer's once the lock is ours.
+                crate::durable::remove_stale_temporaries(dir);
                 return Ok(FolderLock {
                     file: Some(f),
                     path,
