@@ -147,7 +147,7 @@ fn two_real_runs_into_one_folder_one_is_refused_and_the_other_completes() {
     let mut long = small(&sc, &out);
     // A run long enough to still be running when the second starts.
     let reps = long.iter().position(|a| a == "--reps").expect("reps") + 1;
-    long[reps] = "40".into();
+    long[reps] = "20".into();
     let bin = assert_cmd::cargo::cargo_bin("compaction-eval");
     let mut first = std::process::Command::new(&bin)
         .args(&long)
@@ -186,8 +186,8 @@ fn two_real_runs_into_one_folder_one_is_refused_and_the_other_completes() {
         manifest["cells"].as_u64().expect("cells")
     );
     assert!(
-        recs.iter().any(|r| r.rep == 39),
-        "the records are the first run's (40 repetitions)"
+        recs.iter().any(|r| r.rep == 19),
+        "the records are the first run's (20 repetitions)"
     );
 }
 

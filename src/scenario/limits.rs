@@ -65,14 +65,18 @@ pub fn check_file_size(file: &Path) -> Result<(), String> {
 /// Every breach of the limits in a parsed scenario, each naming its field.
 pub fn check(s: &Scenario) -> Vec<Problem> {
     let mut problems = Vec::new();
-    // The document as its fields are named in the file (the serialised form uses the same
-    // names), so a path reads as the file does.
-    if let Ok(doc) = serde_json::to_value(s) {
-        strings("", &doc, &mut problems);
-    }
     if let Some(v) = &s.volume {
         volume(v, &mut problems);
     }
+    // The document as its fields are named in the file (the serialised form uses the same
+    // names), so a path reads as the file does. A volume entry already named above (under its
+    // tighter limit) is not named twice.
+    let mut long = Vec::new();
+    if let Ok(doc) = serde_json::to_value(s) {
+        strings("", &doc, &mut long);
+    }
+    long.retain(|p| !problems.iter().any(|q| q.path == p.path));
+    problems.extend(long);
     problems
 }
 
@@ -249,7 +253,7 @@ fn volume(v: &Volume, out: &mut Vec<Problem>) {
     }
     let total = parts.iter().fold(0u64, |a, (_, n)| a.saturating_add(*n));
     if total > MAX_VOLUME_BYTES {
-        parts.sort_by(|a, b| b.1.cmp(&a.1));
+        parts.sort_by_key(|p| std::cmp::Reverse(p.1));
         let largest = &parts[0];
         out.push(problem(
             largest.0.clone(),
