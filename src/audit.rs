@@ -167,8 +167,8 @@ pub fn audit(
 pub fn write(dir: &Path, rows: &[AuditRow]) -> std::io::Result<()> {
     std::fs::create_dir_all(dir)?;
     let json = serde_json::to_string_pretty(rows).unwrap_or_default();
-    std::fs::write(
-        dir.join("audit.json"),
+    crate::durable::write(
+        &dir.join("audit.json"),
         crate::secrets::redact_text(&json).as_bytes(),
     )?;
     let mut w = csv::Writer::from_writer(Vec::new());
@@ -216,8 +216,8 @@ pub fn write(dir: &Path, rows: &[AuditRow]) -> std::io::Result<()> {
     let csv = w
         .into_inner()
         .map_err(|e| std::io::Error::other(e.to_string()))?;
-    std::fs::write(
-        dir.join("audit.csv"),
+    crate::durable::write(
+        &dir.join("audit.csv"),
         crate::secrets::redact_text(&String::from_utf8_lossy(&csv)).as_bytes(),
     )
 }

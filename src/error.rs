@@ -54,6 +54,7 @@ impl Error {
             Error::Write { source, .. } => io_code(source),
             Error::Run(e) => match e {
                 RunError::Preflight(_) => exit::run::PREFLIGHT_FAILED,
+                RunError::Busy { .. } | RunError::InProgress { .. } => exit::BUSY,
                 RunError::Incomplete { .. } => exit::run::INCOMPLETE,
                 RunError::Io { source, .. } => io_code(source),
                 RunError::Store { .. } => exit::IO,

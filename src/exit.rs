@@ -30,6 +30,11 @@ pub const RENDER: i32 = 10;
 /// The harness failed (its async runtime, a value it could not serialise): a bug or an
 /// exhausted machine, never the input. Please report it.
 pub const HARNESS: i32 = 11;
+/// The run folder is in use: another live process (a `run`, `--resume` or `merge`) holds its
+/// lock (`OUT/run.lock` names its pid and host). A second writer is refused at once; `report`
+/// and `gate` refuse a folder whose run is in progress unless given `--allow-incomplete`.
+/// Nothing was written.
+pub const BUSY: i32 = 12;
 
 /// Exit codes of `gate`.
 pub mod gate {
@@ -43,6 +48,8 @@ pub mod gate {
     /// No rule failed, but a comparison with the baseline was inconclusive (its interval too
     /// wide to tell) and the policy's `on_inconclusive` is `"exit-3"` (the default).
     pub const INCONCLUSIVE: i32 = 3;
+    /// The run folder's run is in progress (without `--allow-incomplete`).
+    pub const BUSY: i32 = super::BUSY;
 }
 
 /// Exit codes of `inspect-continuity`, one per continuity decision (a report that cannot be
@@ -77,7 +84,7 @@ mod tests {
     /// a code, and a command's own codes never reuse a code every command gives.
     #[test]
     fn codes_are_distinct_where_they_must_be() {
-        let global = [OK, FAILED, USAGE, CONFIG, IO, RENDER, HARNESS];
+        let global = [OK, FAILED, USAGE, CONFIG, IO, RENDER, HARNESS, BUSY];
         let own: [&[i32]; 3] = [
             &[gate::INCONCLUSIVE],
             &[

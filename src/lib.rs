@@ -9,6 +9,7 @@ pub mod cli;
 pub mod continuity;
 pub mod delivery;
 pub mod destination;
+pub mod durable;
 pub mod envelope;
 pub mod error;
 pub mod exit;

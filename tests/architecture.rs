@@ -28,6 +28,7 @@ use std::path::{Path, PathBuf};
 const LAYERS: &[(&str, u8)] = &[
     // 0: leaves. They import nothing of the pipeline (at most another leaf); everything may
     // import them.
+    ("durable", 0),
     ("envelope", 0),
     ("exit", 0),
     ("governed", 0),

@@ -116,9 +116,12 @@ fn run_help_names_model_specs_and_exit_codes() {
         compaction_eval::exit::run::INCOMPLETE,
         compaction_eval::exit::run::TOO_MANY_ERRORED,
         compaction_eval::exit::run::PREFLIGHT_FAILED,
+        compaction_eval::exit::IO,
+        compaction_eval::exit::BUSY,
     ] {
         assert!(
-            help.contains(&format!("  {code} ")),
+            help.lines()
+                .any(|l| l.trim_start().starts_with(&format!("{code} "))),
             "run --help does not list exit code {code}:\n{help}"
         );
     }

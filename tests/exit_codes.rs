@@ -97,3 +97,23 @@ fn an_output_folder_that_cannot_be_created_is_a_file_system_failure() {
         "not a folder"
     );
 }
+
+#[test]
+fn a_run_folder_another_process_writes_is_busy_and_nothing_is_written() {
+    let d = tmp("busy");
+    let out = d.join("out");
+    // This process holds the folder's lock, as a run in progress does.
+    let held = compaction_eval::runner::lock(&out, "run").expect("lock");
+    let (code, err) = run(&["--out", out.to_str().expect("utf-8")]);
+    assert_eq!(code, exit::BUSY, "{err}");
+    assert!(
+        err.contains(&format!("pid {}", std::process::id())),
+        "{err}"
+    );
+    assert!(!out.join("manifest.json").exists());
+    let o = bin().arg("report").arg(&out).output().expect("report");
+    assert_eq!(o.status.code(), Some(exit::BUSY));
+    let o = bin().arg("gate").arg(&out).output().expect("gate");
+    assert_eq!(o.status.code(), Some(exit::gate::BUSY));
+    drop(held);
+}

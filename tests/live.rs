@@ -1124,12 +1124,21 @@ fn an_interrupted_run_keeps_its_finished_cells_and_resume_completes_them_in_cell
         "--out".into(),
         out.display().to_string(),
     ];
-    let mut child = binary()
-        .args(&args)
+    let mut cmd = binary();
+    cmd.args(&args)
         .stdout(std::process::Stdio::null())
-        .stderr(std::process::Stdio::null())
-        .spawn()
-        .expect("spawn");
+        .stderr(std::process::Stdio::null());
+    // Started with SIGINT ignored, as a background job of a script is (`run … &`): the run must
+    // still stop on it (issue 28: it did not, 13 s on).
+    #[cfg(unix)]
+    // SAFETY: between fork and exec only signal(2), which is async-signal-safe, runs.
+    unsafe {
+        std::os::unix::process::CommandExt::pre_exec(&mut cmd, || {
+            libc::signal(libc::SIGINT, libc::SIG_IGN);
+            Ok(())
+        });
+    }
+    let mut child = cmd.spawn().expect("spawn");
     let journal = out.join("journal.jsonl");
     let until = Instant::now() + Duration::from_secs(300);
     let lines = || {
@@ -1145,7 +1154,19 @@ fn an_interrupted_run_keeps_its_finished_cells_and_resume_completes_them_in_cell
     let _ = std::process::Command::new("kill")
         .args(["-INT", &child.id().to_string()])
         .status();
-    let _ = child.wait();
+    // The hanging cells' limits are 900 s: only the interrupt can end the run this soon.
+    let sent = Instant::now();
+    let stop = Instant::now() + Duration::from_secs(60);
+    while child.try_wait().expect("wait").is_none() && Instant::now() < stop {
+        std::thread::sleep(Duration::from_millis(5));
+    }
+    let ended = child.try_wait().expect("wait");
+    eprintln!("SIGINT stopped the live run in {:?}", sent.elapsed());
+    if ended.is_none() {
+        let _ = child.kill();
+        let _ = child.wait();
+        panic!("SIGINT did not stop the run");
+    }
     let kept = runner::read_records(&journal).expect("journal");
     assert!(
         kept.len() >= 2

@@ -45,14 +45,14 @@ fn broken(file: &str, expected: &[&str]) {
 
 #[test]
 fn truncated_file_names_the_missing_field() {
-    broken("truncated.yaml", &["missing field `interrupts`", "line "]);
+    broken("truncated.yaml", &["interrupts: is missing", "line "]);
 }
 
 #[test]
 fn unknown_top_level_key_is_rejected() {
     broken(
         "unknown-top-level-key.yaml",
-        &["unknown field `colour`", "line 8"],
+        &["colour: is not a field here", "line 8"],
     );
 }
 

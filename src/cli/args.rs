@@ -34,6 +34,7 @@ Exit codes:
   9 the file system failed (a full disk, permissions); what was written stays whole
  10 a report could not be rendered; the records are intact (`report DIR` renders again)
  11 the harness failed: a bug, please report it
+ 12 the run folder is in use: another run, --resume or merge writes it (named in the message)
 ";
 
 // Parsed once per process: the size of the largest variant (`run`'s many flags) costs nothing.
@@ -479,6 +480,9 @@ pub struct GateArgs {
     /// Markdown summary output [default: DIR/gate.md].
     #[arg(long)]
     pub summary: Option<PathBuf>,
+    /// Check the folder even while its run is in progress (its records are not final).
+    #[arg(long)]
+    pub allow_incomplete: bool,
 }
 
 #[derive(Debug, Args)]
@@ -567,6 +571,9 @@ pub struct MergeArgs {
     /// The shards' run folders.
     #[arg(required = true)]
     pub dirs: Vec<PathBuf>,
+    /// Replace OUT even if it holds another run (its run files are removed first).
+    #[arg(long)]
+    pub force: bool,
 }
 
 #[derive(Debug, Args)]
@@ -579,4 +586,7 @@ pub struct ReportArgs {
     /// Bootstrap resamples for the CIs of medians.
     #[arg(long, default_value_t = 1000)]
     pub resamples: usize,
+    /// Render the folder even while its run is in progress (from the records so far).
+    #[arg(long)]
+    pub allow_incomplete: bool,
 }

@@ -256,6 +256,43 @@ fn protect_harness() {
     }
 }
 
+/// The process groups of the plug-ins running now, so a run stopped by a signal ends them too
+/// ([`kill_live`]) instead of leaving them to their time limits.
+static LIVE: std::sync::Mutex<Vec<u32>> = std::sync::Mutex::new(Vec::new());
+
+/// A running plug-in's group in [`LIVE`], removed when its call ends.
+struct Live(u32);
+
+impl Live {
+    fn new(pgid: u32) -> Live {
+        if let Ok(mut l) = LIVE.lock() {
+            l.push(pgid);
+        }
+        Live(pgid)
+    }
+}
+
+impl Drop for Live {
+    fn drop(&mut self) {
+        if let Ok(mut l) = LIVE.lock() {
+            l.retain(|&g| g != self.0);
+        }
+    }
+}
+
+/// Kills every plug-in running now (a run stopping on SIGINT or SIGTERM). Returns how many.
+pub fn kill_live() -> usize {
+    // `try_lock`: called from a signal watcher, it must never wait on a call that is ending.
+    let groups: Vec<u32> = match LIVE.try_lock() {
+        Ok(l) => l.clone(),
+        Err(_) => return 0,
+    };
+    for &g in &groups {
+        kill_group(g);
+    }
+    groups.len()
+}
+
 /// Kills every process of the plug-in's process group.
 fn kill_group(pgid: u32) {
     #[cfg(unix)]
@@ -382,6 +419,7 @@ pub fn run(cfg: &Program, input: &[u8]) -> Result<Vec<u8>, PluginError> {
         message: e.to_string(),
     })?;
     let pgid = child.id();
+    let _live = Live::new(pgid);
     let (Some(mut stdin), Some(stdout), Some(stderr)) =
         (child.stdin.take(), child.stdout.take(), child.stderr.take())
     else {

@@ -130,7 +130,7 @@ pub fn render_dir_with(
     for e in export::ALL {
         let bytes = redact_bytes(e.render(&input)?);
         let p = dir.join(e.file_name());
-        std::fs::write(&p, &bytes).map_err(|source| ReportError::Io { path: p, source })?;
+        crate::durable::write(&p, &bytes).map_err(|source| ReportError::Io { path: p, source })?;
     }
     let plot_dir = dir.join("plots");
     for p in &plots {

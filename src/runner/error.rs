@@ -82,6 +82,19 @@ pub enum RunError {
         records: usize,
         cells: usize,
     },
+    /// Another live process writes the run folder (a run, a `--resume` or a `merge` holds its
+    /// lock): one writer per folder.
+    #[error(
+        "{}: another process is writing this run folder: {holder}. Wait for it to end, or write to another --out folder",
+        path.display()
+    )]
+    Busy { path: PathBuf, holder: String },
+    /// A reader was asked for a folder whose run is still being written.
+    #[error(
+        "{}: its run is in progress ({holder}); its records are not final. Wait for it to end, or pass --allow-incomplete to read it as it is now",
+        path.display()
+    )]
+    InProgress { path: PathBuf, holder: String },
     /// A live model failed its probe (missing key, unreachable URL, refused key): one line per
     /// model.
     #[error("the run did not start: {}", .0.join("\n"))]

@@ -54,11 +54,21 @@ pub fn execute(
                 previous.extend(read_records(p)?);
             }
         }
+        let as_read: Vec<CellId> = previous.iter().map(RunRecord::id).collect();
         if cfg.rerun_errored {
             previous.retain(|r| r.status == Status::Ok);
         }
         previous = in_cell_order(plan, previous);
-        write_records(&results, &previous)?;
+        // Rewritten only if that changes it: records parsed and written again may differ in a
+        // timing's last digit, and a resume with nothing to do must change no byte.
+        let as_is = previous
+            .iter()
+            .map(RunRecord::id)
+            .eq(as_read.iter().cloned())
+            && !journal.exists();
+        if !as_is {
+            write_records(&results, &previous)?;
+        }
     } else if results.exists() {
         std::fs::remove_file(&results).map_err(io(&results))?;
     }
@@ -243,7 +253,7 @@ pub fn execute(
     file.sync_all().map_err(io(&results))?;
     drop(file);
     journal_file.sync().map_err(io(&journal))?;
-    if keep_new {
+    if keep_new && !new_records.is_empty() {
         previous.extend(new_records);
         write_records(&results, &in_cell_order(plan, previous))?;
     }

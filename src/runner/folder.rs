@@ -21,6 +21,20 @@ fn file_digest(path: &Path) -> String {
         .unwrap_or_else(|_| "unreadable".into())
 }
 
+/// `file`'s path inside `dir`, with `/` between its parts whatever the platform.
+fn inside(dir: &Path, file: &Path) -> String {
+    let rel = file.strip_prefix(dir).unwrap_or(file);
+    rel.components()
+        .map(|c| c.as_os_str().to_string_lossy())
+        .collect::<Vec<_>>()
+        .join("/")
+}
+
+/// The keys a resumed run takes from its folder's manifest rather than from its own arguments:
+/// how the user spelled the folders and that this call resumed say nothing about the run's
+/// cells, and keeping them makes a resume with nothing left to do rewrite no byte.
+const KEPT_ON_RESUME: &[&str] = &["out", "resume", "scenario_dir", "strategy_dir"];
+
 /// A live model as the manifest records it: name, endpoint and limits, never the key (only the
 /// name of its variable).
 fn live_model_entry(c: &ModelConfig) -> serde_json::Value {
@@ -44,10 +58,13 @@ fn live_model_entry(c: &ModelConfig) -> serde_json::Value {
 /// The run's `manifest.json` (without its digest): configuration, scenario and strategy digests,
 /// versions, seed, cell counts and the matrix order.
 pub fn manifest_value(cfg: &RunConfig, plan: &Plan) -> serde_json::Value {
+    // Keyed by the file's path inside its folder: the identity of a scenario or strategy is its
+    // content and its place in the folder, never how the folder was spelled (`./sc`, `sc`, an
+    // absolute path, another working directory).
     let mut scenario_digests = BTreeMap::new();
     if let Ok(files) = scenario::scenario_files(&cfg.scenario_dir) {
         for f in files {
-            scenario_digests.insert(f.display().to_string(), file_digest(&f));
+            scenario_digests.insert(inside(&cfg.scenario_dir, &f), file_digest(&f));
         }
     }
     let mut strategy_digests = BTreeMap::new();
@@ -59,7 +76,7 @@ pub fn manifest_value(cfg: &RunConfig, plan: &Plan) -> serde_json::Value {
                 .collect();
             files.sort();
             for f in files {
-                strategy_digests.insert(f.display().to_string(), file_digest(&f));
+                strategy_digests.insert(inside(&cfg.strategy_dir, &f), file_digest(&f));
             }
         }
     }
@@ -126,6 +143,16 @@ pub fn write_manifest(cfg: &RunConfig, plan: &Plan) -> Result<(), RunError> {
         let keys = manifest::differences(&old, &m, &["matrix_cells"]);
         if !keys.is_empty() {
             return Err(RunError::ManifestMismatch { path, keys });
+        }
+        if let (Some(new), Some(old)) = (
+            m.get_mut("config").and_then(|c| c.as_object_mut()),
+            old.get("config").and_then(|c| c.as_object()),
+        ) {
+            for key in KEPT_ON_RESUME {
+                if let Some(v) = old.get(*key) {
+                    new.insert((*key).to_string(), v.clone());
+                }
+            }
         }
     }
     let digest = crate::world::sha256_digest(m.to_string().as_bytes());

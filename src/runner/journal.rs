@@ -6,7 +6,7 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::io::Write;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 use super::error::io;
 use super::{CellId, Plan, RunConfig, RunError, RunRecord};
@@ -136,40 +136,18 @@ pub(super) fn in_cell_order(plan: &Plan, records: Vec<RunRecord>) -> Vec<RunReco
         .collect()
 }
 
-/// Writes `records` as `path` (to a temporary file, then renamed: a crash loses nothing).
+/// Writes `records` as `path`, whole or not at all ([`crate::durable`]: a crash loses nothing).
 pub(super) fn write_records(path: &Path, records: &[RunRecord]) -> Result<(), RunError> {
-    let tmp = path.with_extension("jsonl.tmp");
     let mut text = String::new();
     for r in records {
         text.push_str(&crate::secrets::json_line(r));
         text.push('\n');
     }
-    durable_replace(&tmp, path, text.as_bytes())
+    write_atomic(path, text.as_bytes())
 }
 
-/// Writes a file through a temporary file and a rename, so a run killed at any moment leaves
-/// either the old or the new file, never a torn one (`--resume` reads the manifest).
+/// Writes a file whole or not at all ([`crate::durable::write`]), so a run killed at any moment
+/// leaves either the old or the new file, never a torn one (`--resume` reads the manifest).
 pub(super) fn write_atomic(path: &Path, bytes: &[u8]) -> Result<(), RunError> {
-    let mut tmp = path.as_os_str().to_owned();
-    tmp.push(".tmp");
-    let tmp = PathBuf::from(tmp);
-    durable_replace(&tmp, path, bytes)
-}
-
-/// Writes `bytes` to `tmp`, syncs it, renames it over `path` and syncs the folder, so after a
-/// power cut `path` holds either the old or the new bytes, whole.
-fn durable_replace(tmp: &Path, path: &Path, bytes: &[u8]) -> Result<(), RunError> {
-    let mut f = std::fs::File::create(tmp).map_err(io(tmp))?;
-    f.write_all(bytes).map_err(io(tmp))?;
-    f.sync_all().map_err(io(tmp))?;
-    drop(f);
-    std::fs::rename(tmp, path).map_err(io(path))?;
-    // A folder cannot be opened for syncing everywhere (Windows): the rename is then as durable
-    // as the platform makes it.
-    if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty())
-        && let Ok(d) = std::fs::File::open(dir)
-    {
-        let _ = d.sync_all();
-    }
-    Ok(())
+    crate::durable::write(path, bytes).map_err(io(path))
 }

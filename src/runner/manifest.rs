@@ -15,6 +15,10 @@ const INDEPENDENT: &[&str] = &[
     "seed",
     "cells",
     "config.out",
+    // The folders' spelling: their files' content is compared under `scenario_digests` and
+    // `strategy_digests`, keyed by the path inside the folder.
+    "config.scenario_dir",
+    "config.strategy_dir",
     "config.resume",
     "config.rerun_errored",
     "config.limit",

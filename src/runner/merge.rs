@@ -4,7 +4,10 @@
 //!
 //! Owns: checking that the folders' manifests describe the same run (all keys but the shard),
 //! that no cell is missing or present twice, restoring cell order from the manifest, and writing
-//! `manifest.json`, `results.jsonl` and `continuity.jsonl`. Must not: run a cell or render a
+//! `manifest.json`, `results.jsonl`, `continuity.jsonl` and the shards' `artifacts/` and
+//! `policies/` (atomically, under the output folder's lock), and never writing over another run
+//! (a folder of another run is refused unless `--force`; a merge done again replaces its own
+//! files, leaving nothing stale). Must not: run a cell or render a
 //! report (the command calls [`crate::report`] afterwards).
 
 use std::collections::{BTreeMap, HashMap};
@@ -12,6 +15,7 @@ use std::path::{Path, PathBuf};
 
 use serde_json::Value;
 
+use super::journal::write_atomic;
 use super::{CellId, RunError, RunRecord, manifest, read_records};
 
 /// What a merge wrote.
@@ -101,8 +105,118 @@ fn matrix_order(m: &Value) -> Result<Vec<CellId>, RunError> {
     Ok(out)
 }
 
-/// Merges the shard folders `dirs` into `out`.
-pub fn merge(out: &Path, dirs: &[PathBuf]) -> Result<Merged, RunError> {
+/// How `merge` treats its output folder.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct MergeOptions {
+    /// Replace an output folder that holds another run (its run files are removed first).
+    pub force: bool,
+}
+
+/// The files and folders of a run folder that a merge writes or that belong to the run it
+/// replaces: what `--force` removes, and all it removes (a folder named by mistake loses no
+/// other file).
+const RUN_FILES: &[&str] = &[
+    "manifest.json",
+    "results.jsonl",
+    "results.jsonl.tmp",
+    "journal.jsonl",
+    "continuity.jsonl",
+    "artifacts",
+    "policies",
+    "plots",
+    "report.md",
+    "report.html",
+    "runs.csv",
+    "summary.csv",
+    "summary.json",
+    "gate.md",
+    "gate-junit.xml",
+];
+
+/// Refuses an output folder that holds another run (or files of no run) unless `force`; with
+/// `force`, or when it holds this very merge's run (a merge done again), removes its run files so
+/// nothing stale (a journal, an old run's artifacts or policies) is left.
+fn clear_target(out: &Path, base: &Value, force: bool) -> Result<(), RunError> {
+    let Ok(entries) = std::fs::read_dir(out) else {
+        return Ok(());
+    };
+    let names: Vec<String> = entries
+        .filter_map(|e| e.ok())
+        .map(|e| e.file_name().to_string_lossy().into_owned())
+        .filter(|n| n != super::LOCK_FILE)
+        .collect();
+    if names.is_empty() {
+        return Ok(());
+    }
+    if !force {
+        match read_manifest(out) {
+            Ok(old) => {
+                let keys = manifest::differences(base, &old, manifest::SHARD_KEYS);
+                if !keys.is_empty() {
+                    return Err(RunError::Usage(format!(
+                        "{}: holds another run (differing keys: {}); merge into a new folder, or pass --force to replace it",
+                        out.display(),
+                        keys.join(", ")
+                    )));
+                }
+            }
+            Err(_) => {
+                return Err(RunError::Usage(format!(
+                    "{}: is not empty and holds no run (found {}); merge into a new or empty folder, or pass --force to replace its run files",
+                    out.display(),
+                    names.iter().take(3).cloned().collect::<Vec<_>>().join(", ")
+                )));
+            }
+        }
+    }
+    for name in RUN_FILES {
+        let p = out.join(name);
+        let gone = if p.is_dir() {
+            std::fs::remove_dir_all(&p)
+        } else if p.exists() {
+            std::fs::remove_file(&p)
+        } else {
+            Ok(())
+        };
+        gone.map_err(|source| RunError::Io { path: p, source })?;
+    }
+    Ok(())
+}
+
+/// Copies the shards' content-addressed `artifacts/` and `policies/` into `out` (one name, one
+/// content: a file two shards hold is the same file).
+fn copy_governed(out: &Path, dirs: &[PathBuf]) -> Result<(), RunError> {
+    for sub in ["artifacts", "policies"] {
+        for d in dirs {
+            let Ok(entries) = std::fs::read_dir(d.join(sub)) else {
+                continue;
+            };
+            let target = out.join(sub);
+            std::fs::create_dir_all(&target).map_err(|source| RunError::Io {
+                path: target.clone(),
+                source,
+            })?;
+            for e in entries.filter_map(|e| e.ok()) {
+                let (from, to) = (e.path(), target.join(e.file_name()));
+                if !from.is_file() || to.is_file() {
+                    continue;
+                }
+                let bytes = std::fs::read(&from).map_err(|source| RunError::Io {
+                    path: from.clone(),
+                    source,
+                })?;
+                write_atomic(&to, &bytes)?;
+            }
+        }
+    }
+    Ok(())
+}
+
+/// Merges the shard folders `dirs` into `out`; the caller holds `out`'s lock ([`super::lock`]),
+/// through the report it renders afterwards. A shard
+/// whose run is in progress is refused, and so is an `out` that holds another run (unless
+/// [`MergeOptions::force`]); merging the same shards again writes the same folder.
+pub fn merge(out: &Path, dirs: &[PathBuf], opts: MergeOptions) -> Result<Merged, RunError> {
     let Some(first) = dirs.first() else {
         return Err(RunError::Usage(
             "merge needs at least one run folder".into(),
@@ -115,6 +229,7 @@ pub fn merge(out: &Path, dirs: &[PathBuf]) -> Result<Merged, RunError> {
                 out.display()
             )));
         }
+        super::refuse_in_progress(d)?;
     }
     let base = read_manifest(first)?;
     let mut seen: HashMap<CellId, PathBuf> = HashMap::new();
@@ -184,10 +299,7 @@ pub fn merge(out: &Path, dirs: &[PathBuf]) -> Result<Merged, RunError> {
                 .join("; ")
         )));
     }
-    std::fs::create_dir_all(out).map_err(|source| RunError::Io {
-        path: out.to_path_buf(),
-        source,
-    })?;
+    clear_target(out, &base, opts.force)?;
     let mut m = base;
     if let Some(c) = m.get_mut("config").and_then(Value::as_object_mut) {
         c.remove("shard");
@@ -199,20 +311,19 @@ pub fn merge(out: &Path, dirs: &[PathBuf]) -> Result<Merged, RunError> {
     }
     let digest = crate::world::sha256_digest(m.to_string().as_bytes());
     m["digest"] = Value::String(digest);
-    let write = |name: &str, bytes: Vec<u8>| {
-        let path = out.join(name);
-        std::fs::write(&path, bytes).map_err(|source| RunError::Io { path, source })
-    };
-    write(
-        "manifest.json",
-        serde_json::to_vec_pretty(&m).unwrap_or_default(),
-    )?;
+    let write = |name: &str, bytes: Vec<u8>| write_atomic(&out.join(name), &bytes);
+    copy_governed(out, dirs)?;
+    // The manifest last: a folder with a manifest is a whole merge (a merge cut short is refused
+    // as "holds no run" until it is done again, or forced).
+    let manifest = serde_json::to_vec_pretty(&m)
+        .map_err(|e| RunError::Harness(format!("the manifest could not be serialised: {e}")))?;
     let text: String = placed
         .values()
         .map(|r| crate::secrets::json_line(r) + "\n")
         .collect();
     write("results.jsonl", text.into_bytes())?;
     write("continuity.jsonl", continuity)?;
+    write("manifest.json", manifest)?;
     Ok(Merged {
         folders: dirs.len(),
         records: placed.len(),

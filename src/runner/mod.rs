@@ -24,11 +24,13 @@ mod events;
 mod execute;
 mod folder;
 mod journal;
+mod lock;
 pub mod manifest;
 mod matrix;
 pub mod merge;
 mod plan;
 mod prepare;
+mod signals;
 
 pub use crate::record::{CellId, RecordError, RunRecord, Status};
 pub use cell::run_cell;
@@ -39,8 +41,10 @@ pub use events::{Counts, Reporter, RunEvent, Silent};
 pub use execute::execute;
 pub use folder::{manifest_value, write_manifest};
 pub use journal::{JOURNAL, check_complete, read_records, repair_tail};
+pub use lock::{FolderLock, LOCK_FILE, in_progress, lock, refuse_in_progress};
 pub use matrix::{
     CellSpec, HandoffKey, Matrix, PointKey, cell_seed, identity, record_identity, seed_scenario,
 };
 pub use plan::{Plan, ReceiptFault, plan, plugin_hidden, select_scenarios};
 pub use prepare::Prepared;
+pub use signals::stop_on_signals;

@@ -226,6 +226,7 @@ pub fn plan(cfg: &RunConfig) -> Result<Plan, RunError> {
             shared.interrupt_point(si, s, *scale, &it.point)?;
         }
     }
+    shared.build_all(cfg.concurrency)?;
     let cells = shared.matrix(cfg);
     let selected = select_cells(cfg, &cells);
     Ok(Plan {
@@ -270,6 +271,9 @@ struct Shared<'a> {
     handoffs: BTreeMap<HandoffKey, Prepared>,
     continuity: Vec<crate::continuity::ContinuityEval>,
     windowed: BTreeSet<Arc<str>>,
+    /// The handoffs to build, in matrix order: built together ([`Shared::build_all`]), up to
+    /// `--concurrency` at once, then kept in this order.
+    jobs: Vec<Job>,
     units: Vec<Unit>,
     models: Vec<Arc<str>>,
     per_unit: u64,
@@ -304,6 +308,7 @@ impl<'a> Shared<'a> {
             handoffs: BTreeMap::new(),
             continuity: Vec::new(),
             windowed,
+            jobs: Vec::new(),
             per_unit: (models.len() as u64).saturating_mul(u64::from(cfg.reps)),
             models,
             units: Vec::new(),
@@ -329,13 +334,14 @@ impl<'a> Shared<'a> {
         let at = Arc::new(
             RestorePoint::build(s.clone(), point).map_err(crate::strategy::StrategyError::from)?,
         );
-        let full_history: String = at
-            .state
-            .events
-            .iter()
-            .map(|e| e.text.as_str())
-            .collect::<Vec<_>>()
-            .join("\n");
+        let full_history: Arc<str> = Arc::from(
+            at.state
+                .events
+                .iter()
+                .map(|e| e.text.as_str())
+                .collect::<Vec<_>>()
+                .join("\n"),
+        );
         let point: Arc<str> = Arc::from(point);
         let scenario_id: Arc<str> = Arc::from(s.id.as_str());
         let seed_id: Arc<str> = Arc::from(seed_scenario(&s.id, scale).as_str());
@@ -364,8 +370,8 @@ impl<'a> Shared<'a> {
         Ok(())
     }
 
-    /// One strategy's handoffs at a restore point: one per usable context if it depends on the
-    /// window, else one; each wrapped for governed delivery (`gov:X`), with its continuity row.
+    /// One strategy's handoffs at a restore point, to build: one per usable context if it
+    /// depends on the window, else one.
     fn handoffs_of(
         &mut self,
         si: usize,
@@ -373,21 +379,74 @@ impl<'a> Shared<'a> {
         at: &Arc<RestorePoint>,
         point: &Arc<str>,
         scale: Scale,
-        full_history: &str,
+        full_history: &Arc<str>,
     ) -> Result<(), RunError> {
-        let (strategy, gov, depends) = self.strategies[sti].clone();
+        let (strategy, _, depends) = self.strategies[sti].clone();
         let largest = self.instances.by_budget.last().map(|(b, _)| *b);
-        for (b, insts) in &self.instances.by_budget {
+        for (bi, (b, _)) in self.instances.by_budget.iter().enumerate() {
             let key = HandoffKey {
                 scenario: si,
                 point: point.clone(),
                 strategy: strategy.clone(),
                 window: depends.then_some(*b),
             };
-            if self.handoffs.contains_key(&key) {
+            if self.handoffs.contains_key(&key) || self.jobs.iter().any(|j| j.key == key) {
                 continue;
             }
-            let mut prepared = prepare(self.registry, insts[sti].as_ref(), at)?;
+            self.jobs.push(Job {
+                key,
+                sti,
+                budget: bi,
+                at: at.clone(),
+                scale,
+                // One continuity line per scenario × scale × point × strategy: for a
+                // window-bounded strategy, the handoff for the largest window.
+                continuity: !depends || Some(*b) == largest,
+                full_history: full_history.clone(),
+            });
+        }
+        Ok(())
+    }
+
+    /// Builds every handoff of [`Shared::jobs`], `concurrency` at a time (plug-ins and live
+    /// summarisers mostly wait: a slow plug-in costs its time once per `concurrency` handoffs,
+    /// not once per handoff), then wraps each for governed delivery (`gov:X`) and adds its
+    /// continuity row in the jobs' order, so the plan is the same whatever the concurrency.
+    fn build_all(&mut self, concurrency: usize) -> Result<(), RunError> {
+        let jobs = std::mem::take(&mut self.jobs);
+        let next = std::sync::atomic::AtomicUsize::new(0);
+        let slots: Vec<std::sync::Mutex<Option<Result<Prepared, RunError>>>> =
+            jobs.iter().map(|_| std::sync::Mutex::new(None)).collect();
+        let (registry, instances) = (self.registry, self.instances);
+        let work = || {
+            loop {
+                let i = next.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+                let Some(j) = jobs.get(i) else { break };
+                let strategy = instances.by_budget[j.budget].1[j.sti].as_ref();
+                let built = prepare(registry, strategy, &j.at);
+                if let Ok(mut slot) = slots[i].lock() {
+                    *slot = Some(built);
+                }
+            }
+        };
+        let workers = concurrency.clamp(1, jobs.len().max(1));
+        if workers == 1 {
+            work();
+        } else {
+            std::thread::scope(|scope| {
+                for _ in 0..workers {
+                    scope.spawn(work);
+                }
+            });
+        }
+        for (j, slot) in jobs.into_iter().zip(slots) {
+            let built = slot
+                .into_inner()
+                .ok()
+                .flatten()
+                .ok_or_else(|| RunError::Harness("a handoff's build did not finish".into()))?;
+            let mut prepared = built?;
+            let gov = self.strategies[j.sti].1.clone();
             if let (
                 Some(g),
                 Prepared::Ready {
@@ -395,20 +454,18 @@ impl<'a> Shared<'a> {
                 },
             ) = (&gov, &mut prepared)
             {
-                let wrapped = crate::delivery::prepare(at, g, handoff.clone())?;
+                let wrapped = crate::delivery::prepare(&j.at, g, handoff.clone())?;
                 *handoff = wrapped.delivered.clone();
                 *governed = Some(Arc::new(wrapped));
             }
-            // One continuity line per scenario × scale × point × strategy: for a window-bounded
-            // strategy, the handoff for the largest window.
             if let Prepared::Ready { handoff, .. } = &prepared
-                && (!depends || Some(*b) == largest)
+                && j.continuity
             {
-                let mut c = crate::continuity::evaluate(at, handoff, full_history);
-                c.scale = scale.to_string();
+                let mut c = crate::continuity::evaluate(&j.at, handoff, &j.full_history);
+                c.scale = j.scale.to_string();
                 self.continuity.push(c);
             }
-            self.handoffs.insert(key, prepared);
+            self.handoffs.insert(j.key, prepared);
         }
         Ok(())
     }
@@ -424,6 +481,18 @@ impl<'a> Shared<'a> {
             len: if self.per_unit == 0 { 0 } else { len },
         }
     }
+}
+
+/// One handoff the plan needs: the strategy instance (`sti` among the run's strategies, for the
+/// usable context `budget`), its restore point, and whether its continuity row is kept.
+struct Job {
+    key: HandoffKey,
+    sti: usize,
+    budget: usize,
+    at: Arc<RestorePoint>,
+    scale: Scale,
+    continuity: bool,
+    full_history: Arc<str>,
 }
 
 /// Tests only: how the destination adapter of one cell misbehaves, to prove that a missing or

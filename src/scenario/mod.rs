@@ -8,7 +8,9 @@
 //! handoffs, run destinations or score anything.
 
 mod detect;
+pub mod limits;
 mod lint;
+mod messages;
 mod problem;
 mod replay;
 mod script;
@@ -52,25 +54,36 @@ pub enum ScenarioError {
     },
 }
 
-/// Parses one scenario from YAML text (no validation beyond the format).
+/// Parses one scenario from YAML text (no validation beyond the format). The error names the
+/// field's path and says what is wrong in the document's terms (`messages`).
 pub fn parse_scenario(text: &str, file: &Path) -> Result<Scenario, ScenarioError> {
-    // YAML 1.1 reads `no`/`off` as booleans; scenario text is full of such words.
-    let options = serde_saphyr::options! { strict_booleans: true };
-    serde_saphyr::from_str_with_options::<Scenario>(text, options).map_err(|e| {
-        ScenarioError::Parse {
-            file: file.to_path_buf(),
-            message: e.to_string(),
-        }
+    messages::parse(text).map_err(|message| ScenarioError::Parse {
+        file: file.to_path_buf(),
+        message,
     })
 }
 
-/// Reads, parses and validates one scenario file.
+/// Reads, parses and validates one scenario file. A file over the [`limits`] is refused before
+/// it is read (its size) or before it is validated (its strings and its volume), so no input
+/// makes loading slow or large.
 pub fn load_file(file: &Path) -> Result<Scenario, ScenarioError> {
+    limits::check_file_size(file).map_err(|message| ScenarioError::Parse {
+        file: file.to_path_buf(),
+        message,
+    })?;
     let text = crate::text::read_file(file).map_err(|source| ScenarioError::Io {
         file: file.to_path_buf(),
         source,
     })?;
     let scenario = parse_scenario(&text, file)?;
+    drop(text);
+    let problems = limits::check(&scenario);
+    if !problems.is_empty() {
+        return Err(ScenarioError::Invalid {
+            file: file.to_path_buf(),
+            problems,
+        });
+    }
     let problems = validate(&scenario);
     if !problems.is_empty() {
         return Err(ScenarioError::Invalid {

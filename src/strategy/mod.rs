@@ -13,6 +13,7 @@ pub use checkpoint::{mark_stale, reconciling_tool};
 mod exec;
 mod llm_summary;
 mod render;
+mod settings;
 mod summary;
 mod transcript;
 pub use transcript::full_history_tokens;
@@ -320,20 +321,11 @@ impl Registry {
                 file: f.clone(),
                 message: e.to_string(),
             })?;
-            let cfg: StrategyConfig = toml::from_str(&text).map_err(|e| StrategyError::Config {
+            // The setting's name and range in every error ([`settings`]).
+            let cfg = settings::parse(&text).map_err(|message| StrategyError::Config {
                 file: f.clone(),
-                message: e.to_string(),
+                message,
             })?;
-            if let Some(t) = cfg.timeout_s
-                && (!t.is_finite() || t <= 0.0 || t > 1e6)
-            {
-                return Err(StrategyError::Config {
-                    file: f.clone(),
-                    message: format!(
-                        "`timeout_s` must be a finite number of seconds above 0 (and at most 1000000), not {t}"
-                    ),
-                });
-            }
             reg.configs.insert(cfg.id.clone(), cfg);
         }
         Ok(reg)

@@ -373,7 +373,7 @@ fn write(
         text.push('\n');
     }
     let path = cfg.out.join("results.jsonl");
-    std::fs::write(&path, text).map_err(io(&path))?;
+    crate::durable::write(&path, text.as_bytes()).map_err(io(&path))?;
     let digests: BTreeMap<&str, String> = transcripts
         .iter()
         .map(|t| {
@@ -404,5 +404,6 @@ fn write(
     let digest = crate::world::sha256_digest(m.to_string().as_bytes());
     m["digest"] = serde_json::Value::String(digest);
     let path = cfg.out.join("manifest.json");
-    std::fs::write(&path, serde_json::to_vec_pretty(&m).unwrap_or_default()).map_err(io(&path))
+    crate::durable::write(&path, &serde_json::to_vec_pretty(&m).unwrap_or_default())
+        .map_err(io(&path))
 }

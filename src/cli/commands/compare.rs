@@ -29,7 +29,7 @@ pub fn run(args: &CompareArgs) -> Result<i32, Error> {
         &comps,
     );
     let out = args.out.clone().unwrap_or_else(|| cand.join("compare.md"));
-    std::fs::write(&out, &md).map_err(Error::write_to(&out))?;
+    crate::durable::write(&out, md.as_bytes()).map_err(Error::write_to(&out))?;
     say!(
         "{} paired comparisons; wrote {}",
         comps.len(),

@@ -3,7 +3,7 @@
 //! Owns: one line per rule on stdout, writing the JUnit and Markdown files the gate renders, and
 //! the gate's exit code ([`exit::gate`]). Must not: evaluate rules or render the files
 //! ([`crate::gate`] does). It never returns an [`crate::error::Error`]: every problem is
-//! [`exit::gate::UNUSABLE`].
+//! [`exit::gate::UNUSABLE`], but a folder whose run is in progress, [`exit::gate::BUSY`].
 
 use crate::cli::args::GateArgs;
 use crate::exit;
@@ -16,6 +16,14 @@ pub fn run(args: &GateArgs) -> i32 {
         .clone()
         .unwrap_or_else(|| dir.join("gate-junit.xml"));
     let summary = args.summary.clone().unwrap_or_else(|| dir.join("gate.md"));
+    // A run still being written is not judged (its records are not final), and its folder gets
+    // no gate files: the message says which process holds it.
+    if !args.allow_incomplete
+        && let Err(e) = crate::runner::refuse_in_progress(dir)
+    {
+        eprintln!("error: {e}");
+        return exit::gate::BUSY;
+    }
     let results = gate::load_policy(args.policy.as_deref())
         .and_then(|p| gate::evaluate(dir, args.baseline.as_deref(), &p).map(|r| (r, p)));
     let (results, policy) = match results {
@@ -34,7 +42,7 @@ pub fn run(args: &GateArgs) -> i32 {
                 (&junit, gate::junit(&failed)),
                 (&summary, gate::markdown_error(&message)),
             ] {
-                if std::fs::write(path, text).is_err() {
+                if crate::durable::write(path, text.as_bytes()).is_err() {
                     eprintln!("error: cannot write {}", path.display());
                 }
             }
@@ -51,7 +59,7 @@ pub fn run(args: &GateArgs) -> i32 {
         (&junit, gate::junit(&results)),
         (&summary, gate::markdown(&results)),
     ] {
-        if let Err(e) = std::fs::write(path, text) {
+        if let Err(e) = crate::durable::write(path, text.as_bytes()) {
             eprintln!("error: cannot write {}: {e}", path.display());
             return exit::gate::UNUSABLE;
         }

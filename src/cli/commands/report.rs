@@ -1,6 +1,6 @@
 //! `report`: re-render a run folder's outputs from its saved records.
 //!
-//! Owns: the run's seed read back from `manifest.json` (for the bootstrap) and the summary line.
+//! Owns: refusing a folder whose run is in progress (unless `--allow-incomplete`), the run's seed read back from `manifest.json` (for the bootstrap) and the summary line.
 //! Must not: render anything itself ([`crate::report::render_dir_with`] does).
 
 use std::path::Path;
@@ -11,6 +11,10 @@ use crate::exit;
 use crate::report::analysis::ReportOptions;
 
 pub fn run(args: ReportArgs) -> Result<i32, Error> {
+    // A folder a live run still writes has no final records: refused unless asked for.
+    if !args.allow_incomplete {
+        crate::runner::refuse_in_progress(&args.dir)?;
+    }
     let opts = ReportOptions {
         seed: run_seed(&args.dir),
         reference: args.reference,

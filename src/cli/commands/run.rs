@@ -31,6 +31,10 @@ pub fn run(dir: &Path, args: RunArgs) -> Result<i32, Error> {
     if !named_out {
         eprintln!("writing {}", cfg.out.display());
     }
+    // One writer per folder, from before the plan (which may take long) to the last report file.
+    let _lock = crate::runner::lock(&cfg.out, if cfg.resume { "resume" } else { "run" })?;
+    // SIGINT and SIGTERM stop the run at once, plug-ins included; finished cells are kept.
+    crate::runner::stop_on_signals();
     let code = if let Some(tau) = tau {
         super::tau::run_matrix(&cfg, tau, max_errored)?
     } else if let Some(dir) = transcripts {

@@ -305,8 +305,8 @@ pub fn write(dir: &Path, plot: &Plot) -> io::Result<()> {
         ));
     }
     std::fs::create_dir_all(dir)?;
-    std::fs::write(dir.join(format!("{name}.svg")), &plot.svg)?;
-    std::fs::write(dir.join(format!("{name}.png")), &plot.png)?;
+    crate::durable::write(&dir.join(format!("{name}.svg")), plot.svg.as_bytes())?;
+    crate::durable::write(&dir.join(format!("{name}.png")), &plot.png)?;
     Ok(())
 }
 
