@@ -252,3 +252,66 @@ pub fn replicated_pairs(all: &[Scenario]) -> Vec<(String, String)> {
     }
     out
 }
+
+/// A fixed, deterministic sample of `k` scenarios (indexes into `all`) that covers every feature
+/// present in `all`: scenarios are ordered by a hash of `seed` and their id; the first that adds
+/// the most uncovered features is taken until every feature is covered, then the rest of the
+/// order fills the sample. For tests that iterate over scenarios and would otherwise grow with
+/// the suite; same `all`, `k` and `seed`, same sample.
+pub fn covering_sample(all: &[Scenario], k: usize, seed: u64) -> Vec<usize> {
+    use std::hash::{Hash, Hasher};
+    let key = |s: &Scenario| {
+        let mut h = std::collections::hash_map::DefaultHasher::new();
+        seed.hash(&mut h);
+        s.id.hash(&mut h);
+        h.finish()
+    };
+    let mut order: Vec<usize> = (0..all.len()).collect();
+    order.sort_by_key(|&i| (key(&all[i]), i));
+    let features = |s: &Scenario| -> Vec<&'static str> {
+        let c = coverage(s);
+        let mut f = Vec::new();
+        for (on, name) in [
+            (c.injection.is_some(), "injection"),
+            (c.stale_resource, "stale"),
+            (c.hypothesis, "hypothesis"),
+            (c.uncertain_write, "uncertain"),
+            (c.approval, "approval"),
+            (c.mid_run_stop, "stop"),
+        ] {
+            if on {
+                f.push(name);
+            }
+        }
+        f
+    };
+    let feats: Vec<Vec<&str>> = all.iter().map(features).collect();
+    let mut uncovered: std::collections::BTreeSet<&str> = feats.iter().flatten().copied().collect();
+    let mut picked: Vec<usize> = Vec::new();
+    while !uncovered.is_empty() && picked.len() < k {
+        let best = order
+            .iter()
+            .filter(|i| !picked.contains(i))
+            .max_by_key(|&&i| {
+                let gain = feats[i].iter().filter(|f| uncovered.contains(*f)).count();
+                // Ties go to the earlier scenario in the seeded order.
+                (gain, std::cmp::Reverse(order.iter().position(|&x| x == i)))
+            })
+            .copied();
+        let Some(i) = best else { break };
+        for f in &feats[i] {
+            uncovered.remove(f);
+        }
+        picked.push(i);
+    }
+    for &i in &order {
+        if picked.len() >= k {
+            break;
+        }
+        if !picked.contains(&i) {
+            picked.push(i);
+        }
+    }
+    picked.sort_unstable();
+    picked
+}
