@@ -146,7 +146,7 @@ def main():
         c = per_label[lab]
         print(f"| {lab} | {c['hit']} | {c['missed_fire']} | {c['unpredicted']} | {c['right_quiet']} | {c['hedged']} |")
     print("\n## By scenario\n")
-    print("| scenario | cells | exact | predicted and fired | predicted, did not fire | fired, not predicted |")
+    print("| scenario | cells | exact | labels predicted and fired | labels predicted, not fired | labels fired, not predicted |")
     print("| --- | ---: | ---: | ---: | ---: | ---: |")
     for sid, t in scen_rows:
         print(f"| {sid} | {t['cells']} | {t['exact']} | {t['hit']} | {t['missed_fire']} | {t['unpredicted']} |")
