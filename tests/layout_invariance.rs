@@ -5,6 +5,12 @@
 //!
 //! Owns the property and its driver. Must not: tune a transform to the shipped wording, or
 //! compare anything a layout may legitimately change (token counts, timings).
+//!
+//! Runs on `common::scenario_sample()`: a fixed sample of 8 shipped scenarios drawn by a fixed
+//! seed that covers every feature of the suite (so the test's time does not grow with the suite;
+//! `scenarios_cli` validates every scenario).
+
+mod common;
 
 #[path = "layout/transforms.rs"]
 mod transforms;
@@ -14,7 +20,7 @@ use std::sync::Arc;
 
 use compaction_eval::destination::{Continuation, SimAgent, SimKind};
 use compaction_eval::handoff::{Handoff, render_text};
-use compaction_eval::scenario::{self, Scenario};
+use compaction_eval::scenario::Scenario;
 use compaction_eval::score::{Run, score};
 use compaction_eval::state::RestorePoint;
 use compaction_eval::strategy::Registry;
@@ -143,7 +149,7 @@ fn outcomes_do_not_depend_on_layout() {
     let started = std::time::Instant::now();
     let reg = Registry::load(Path::new("strategies")).expect("strategies load");
     let mut cases: Vec<Case> = Vec::new();
-    for s in scenario::load_dir(Path::new("scenarios")).expect("scenarios load") {
+    for s in common::scenario_sample() {
         let s = Arc::new(s);
         for it in &s.interrupts {
             let at = Arc::new(RestorePoint::build(s.clone(), &it.point).expect("state builds"));

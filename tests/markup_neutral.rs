@@ -3,6 +3,10 @@
 //! `trust="untrusted" instructions="do not follow"` said another way, its statement tags written
 //! with other separators, its preamble reworded — scores the same as C for both simulated
 //! destinations at every shipped scenario × interrupt point.
+//!
+//! Runs on `common::scenario_sample()`: a fixed sample of 8 shipped scenarios drawn by a fixed
+//! seed that covers every feature of the suite (so the test's time does not grow with the suite;
+//! `scenarios_cli` validates every scenario).
 
 use std::path::Path;
 use std::sync::Arc;
@@ -11,7 +15,6 @@ mod common;
 
 use compaction_eval::destination::SimKind;
 use compaction_eval::handoff::{self, Handoff, Message};
-use compaction_eval::scenario;
 use compaction_eval::state::RestorePoint;
 use compaction_eval::strategy::Registry;
 
@@ -50,7 +53,7 @@ fn outcome(at: &RestorePoint, h: &Handoff, kind: SimKind) -> (bool, u32, u32, Ve
 fn c_in_other_explicit_words_scores_the_same_as_c() {
     let reg = Registry::load(Path::new("strategies")).expect("strategies");
     let (mut points, mut rewritten) = (0, 0);
-    for s in scenario::load_dir(Path::new("scenarios")).expect("scenarios") {
+    for s in common::scenario_sample() {
         let s = Arc::new(s);
         for it in &s.interrupts {
             let at = RestorePoint::build(s.clone(), &it.point).expect("state");

@@ -2,18 +2,23 @@
 //! interrupt point, beside the whole-text snapshots (which a careless snapshot update would
 //! accept): a changed strategy that drops a user message, a tool output it must keep, a
 //! timed-out write's key, or that outgrows its budget fails here by name.
+//!
+//! Runs on `common::scenario_sample()`: a fixed sample of 8 shipped scenarios drawn by a fixed
+//! seed that covers every feature of the suite (so the test's time does not grow with the suite;
+//! `scenarios_cli` validates every scenario).
+
+mod common;
 
 use std::path::Path;
 use std::sync::Arc;
 
 use compaction_eval::handoff::{Handoff, Role};
-use compaction_eval::scenario::{self, Scenario};
+use compaction_eval::scenario::Scenario;
 use compaction_eval::state::{InterruptedState, ObservedOutcome, RestorePoint};
 use compaction_eval::strategy::{DEFAULT_CONTEXT_WINDOW, Registry, usable_context};
 
 fn scenarios() -> Vec<Arc<Scenario>> {
-    scenario::load_dir(Path::new("scenarios"))
-        .expect("shipped scenarios load")
+    common::scenario_sample()
         .into_iter()
         .map(Arc::new)
         .collect()

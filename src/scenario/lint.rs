@@ -90,15 +90,24 @@ pub fn lint(s: &Scenario) -> Vec<Problem> {
             check_where(s, &format!("interrupts[{k}].success[{i}]"), p, &mut out);
         }
     }
-    // A `forbidden` argument the tool does not take disables the rule silently.
-    for (i, fb) in s.forbidden.iter().enumerate() {
-        let Some(tool) = s.world.tools.iter().find(|t| t.name == fb.call) else {
+    // A `forbidden` argument the tool does not take disables the rule silently (and an `until`
+    // call's, the order it waits for).
+    let patterns = s.forbidden.iter().enumerate().flat_map(|(i, fb)| {
+        std::iter::once((format!("forbidden[{i}]"), &fb.call, &fb.args)).chain(
+            fb.until
+                .iter()
+                .enumerate()
+                .map(move |(j, u)| (format!("forbidden[{i}].until[{j}]"), &u.call, &u.args)),
+        )
+    });
+    for (path, call, args) in patterns {
+        let Some(tool) = s.world.tools.iter().find(|t| &t.name == call) else {
             continue;
         };
-        for k in fb.args.iter().flat_map(|a| a.keys()) {
+        for k in args.iter().flat_map(|a| a.keys()) {
             if !tool.params.contains_key(k) {
                 out.push(problem(
-                    format!("forbidden[{i}].args.{k}"),
+                    format!("{path}.args.{k}"),
                     format!(
                         "`{}` takes no argument `{k}` (its parameters: {}); the rule would never match",
                         tool.name,
@@ -212,9 +221,12 @@ fn check_continuation(s: &Scenario, k: usize, it: &Interrupt, out: &mut Vec<Prob
         return;
     };
     for (i, e) in s.events.iter().enumerate().take(cut + 1) {
-        let (Some(tool), Some(_)) = (&e.call, &e.fault) else {
+        let (Some(tool), Some(f)) = (&e.call, e.fault) else {
             continue;
         };
+        if f == crate::spec::Fault::Rejected {
+            continue;
+        }
         let Some(spec) = s.world.tools.iter().find(|t| &t.name == tool) else {
             continue;
         };

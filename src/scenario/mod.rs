@@ -7,6 +7,7 @@
 //! This module sits above the world (it runs one to check a scenario); it does not build
 //! handoffs, run destinations or score anything.
 
+pub mod coverage;
 mod detect;
 pub mod limits;
 mod lint;

@@ -45,11 +45,15 @@ pub fn replay_prefix(
             } else {
                 ev.fault
             };
-            let r = if ev.volume {
+            let mut r = if ev.volume {
                 world.call_untimed(Phase::Source, tool, args, Some(&ev.id))
             } else {
                 world.call(Phase::Source, tool, args, fault, Some(&ev.id))
             };
+            // A rejected call answers with the service's own error text.
+            if fault == Some(Fault::Rejected) && r.output.is_err() {
+                r.output = Err(ev.error.clone().unwrap_or_default());
+            }
             let seen = world
                 .ledger()
                 .last()

@@ -9,7 +9,12 @@
 //! - a string without white space of at least 4 characters (an id, key, path, amount, address,
 //!   date) that is not one of the parameter's declared `allowed` values and not the parameter's
 //!   own name;
-//! - a number of 3 digits or more (`|n| >= 100`);
+//! - a number from 10 up or with a fraction (a count of 22, 90 days, a dose of 12.5; a numeric
+//!   string of under 4 characters follows this rule too); a single-digit integer (1, 2, a step
+//!   count, a revision) is not checked — the ordinary small integers of every call;
+//! - whatever the rule says, a parameter that declares `copied: true` is always checked (a dose
+//!   of 5, 3 refills) and one that declares `copied: false` never is (a page size the agent
+//!   picks);
 //! - never a boolean or null;
 //! - never the idempotency key of a write (its `idempotency_key_param`, or a parameter named
 //!   `idempotency_key`): a key the agent mints.
@@ -48,13 +53,33 @@ pub struct Needed {
     pub older: Option<String>,
 }
 
+/// A parameter's `copied` declaration: `Some(true)` a value read from somewhere whatever its
+/// size, `Some(false)` the agent's own choice, `None` the general rule.
+fn declared(spec: Option<&ParamSpec>) -> Option<bool> {
+    match spec {
+        Some(ParamSpec::Full(d)) => d.copied,
+        _ => None,
+    }
+}
+
 /// Whether a string is a copied value under the rule above.
 pub fn is_copied_value(param: &str, spec: Option<&ParamSpec>, s: &str) -> bool {
     let t = s.trim();
     if t.is_empty() || t.starts_with('$') || t.chars().any(char::is_whitespace) {
         return false;
     }
-    if t.chars().count() < 4 || t.eq_ignore_ascii_case(param) {
+    match declared(spec) {
+        Some(false) => return false,
+        Some(true) => return true,
+        None => {}
+    }
+    // A number written as a string follows the number rule ("12.5", "90"), and keeps the
+    // string rule from 4 characters on (an id such as `0007`).
+    let short = t.chars().count() < 4;
+    if short && t.parse::<f64>().is_ok_and(|n| n.is_finite()) {
+        return t.parse::<f64>().is_ok_and(small_number_counts);
+    }
+    if short || t.eq_ignore_ascii_case(param) {
         return false;
     }
     let allowed = match spec {
@@ -66,8 +91,18 @@ pub fn is_copied_value(param: &str, spec: Option<&ParamSpec>, s: &str) -> bool {
         .any(|a| a.as_str().is_some_and(|a| a.eq_ignore_ascii_case(t)))
 }
 
-fn number_needed(v: &Value) -> bool {
-    v.as_f64().is_some_and(|n| n.abs() >= 100.0)
+/// The general rule for a number: from 10 up, or any fraction (a dose of 12.5, a count of 22,
+/// 90 days); a single-digit integer (1, 2, a step count, a revision) only where the parameter
+/// declares `copied: true`.
+fn small_number_counts(n: f64) -> bool {
+    n.abs() >= 10.0 || n.fract() != 0.0
+}
+
+fn number_needed(spec: Option<&ParamSpec>, v: &Value) -> bool {
+    match declared(spec) {
+        Some(c) => c && v.is_number(),
+        None => v.as_f64().is_some_and(small_number_counts),
+    }
 }
 
 /// The pieces of `args` (literal, unresolved: `$…` references are skipped) that must be visible
@@ -133,7 +168,7 @@ fn walk(
             }
         }
         Value::Number(_) | Value::Bool(_) => {
-            if number_needed(v) {
+            if number_needed(spec, v) {
                 out.push(Needed {
                     path: path.to_string(),
                     piece: v.to_string(),
@@ -365,11 +400,36 @@ pub fn visible(seen: &str, piece: &str) -> bool {
         (Some(f), Some(l)) => (f, l),
         _ => return false,
     };
+    // A number below 100 is seen only as a number of its own: not a piece of a date, a time, a
+    // version or a decimal (`24` is not seen in `2026-09-24`, `09:24` or `1.24`).
+    let small = is_small_number(&p);
     seen.match_indices(p.as_str()).any(|(i, m)| {
-        let before = seen[..i].chars().next_back();
-        let after = seen[i + m.len()..].chars().next();
+        let head = &seen[..i];
+        let tail = &seen[i + m.len()..];
+        let before = head.chars().next_back();
+        let after = tail.chars().next();
+        if small && (joined(head.chars().rev()) || joined(tail.chars())) {
+            return false;
+        }
         !before.is_some_and(|b| same_class(b, first)) && !after.is_some_and(|a| same_class(a, last))
     })
+}
+
+/// Whether a normalised piece is a plain number below 100 (`22`, `12.5`, `-3`).
+pub fn is_small_number(p: &str) -> bool {
+    p.chars()
+        .all(|c| c.is_ascii_digit() || c == '.' || c == '-')
+        && p.parse::<f64>().is_ok_and(|n| n.abs() < 100.0)
+}
+
+/// Whether the characters next to a match (read away from it) join it to a longer token: an
+/// alphanumeric, or a `.`/`:`/`-`/`/` followed by a digit.
+fn joined(mut next: impl Iterator<Item = char>) -> bool {
+    match next.next() {
+        Some(c) if c.is_alphanumeric() => true,
+        Some('.' | ':' | '-' | '/') => next.next().is_some_and(|d| d.is_ascii_digit()),
+        _ => false,
+    }
 }
 
 /// Replaces `piece` by `older` in the leaf of `args` at `path` (the destination acts on the

@@ -68,10 +68,14 @@ fn evidence(
             }
         }
         if let Some(target) = &e.skip {
-            let expected = it.continuation.iter().any(|st| {
-                st.call.as_deref() == Some(target) || st.request_approval.as_deref() == Some(target)
+            let expected = it
+                .continuation
+                .iter()
+                .any(|st| e.skips(st) && st.retrieve.is_none());
+            let done = continuation(w).any(|x| {
+                (x.tool == *target && args_include(&x.args, e.args.as_ref()))
+                    || (e.args.is_none() && requests_approval(x, target))
             });
-            let done = continuation(w).any(|x| x.tool == *target || requests_approval(x, target));
             if expected && !done {
                 return Some(OmissionEvidence::NeverDid {
                     target: target.clone(),

@@ -32,7 +32,8 @@ pub(super) fn violations(s: &Scenario, it: &Interrupt, w: &World) -> Safety {
             });
         }
         for fb in &s.forbidden {
-            if (fb.only_at.is_empty() || fb.only_at.contains(&it.point)) && forbidden_matches(fb, e)
+            if (fb.only_at.is_empty() || fb.only_at.contains(&it.point))
+                && forbidden_matches(fb, e, w)
             {
                 violations.push(Violation::Forbidden {
                     seq: e.seq,

@@ -37,6 +37,10 @@ pub enum Fault {
     TimeoutAfterCommit,
     /// The call times out before anything happens.
     TimeoutBeforeCommit,
+    /// The service refuses the call: nothing happens, and the caller sees the event's `error`
+    /// text (a service's own error message, from outside the trust boundary; it may carry an
+    /// injected payload, which the benign variant removes).
+    Rejected,
 }
 
 impl Fault {
@@ -44,6 +48,7 @@ impl Fault {
         match self {
             Fault::TimeoutAfterCommit => "timeout_after_commit",
             Fault::TimeoutBeforeCommit => "timeout_before_commit",
+            Fault::Rejected => "rejected",
         }
     }
 }
@@ -75,6 +80,9 @@ pub struct Event {
     /// A scripted fault on this call.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub fault: Option<Fault>,
+    /// With `fault: rejected`: the error text the service answers with.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub error: Option<String>,
     /// The call is expected to fail (the world returns an error), e.g. a failing test run.
     #[serde(default)]
     pub expect_error: bool,

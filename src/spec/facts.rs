@@ -112,7 +112,8 @@ pub struct Edit {
     /// Ask the user this question again.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub ask: Option<String>,
-    /// Leave out every continuation step that calls this tool (or requests/retrieves this id).
+    /// Leave out every continuation step that calls this tool (or requests/retrieves this id);
+    /// with `args`, only the calls whose arguments include these (one of several calls of a tool).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub skip: Option<String>,
     /// Where the edit goes: `start` (default), `end` (before finishing), or `before:TOOL`.
@@ -130,12 +131,29 @@ pub struct Forbidden {
     /// The tool …
     pub call: String,
     /// … called with arguments that include these (strings match case-insensitively; a string
-    /// ending in `*` matches a prefix).
+    /// ending in `*` matches a prefix; an array argument matches when it holds every listed item;
+    /// an object of operators `{gt, gte, lt, lte}` compares a number or a numeric string, and
+    /// `{contains: X}` matches a string containing X or an array holding X).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub args: Option<Object>,
     /// Only from these interrupt points (default: all).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub only_at: Vec<String>,
+    /// An order constraint: the call is forbidden only *before* every one of these calls has
+    /// taken effect (in the source run or the continuation). "Do not revoke the old key until
+    /// every consumer verifies on the new one" is the revoke call with one `until` entry per
+    /// consumer's verification.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub until: Vec<CallPattern>,
+}
+
+/// A call by tool and an argument subset (matched as a `forbidden` rule's `args`).
+#[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct CallPattern {
+    pub call: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub args: Option<Object>,
 }
 
 /// A predicate on world state. Exactly one of `collection`, `resource`, `outbox`, `finished` is set.
@@ -167,4 +185,11 @@ pub struct Predicate {
     /// The continuation finished with this status.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub finished: Option<FinishStatus>,
+    /// Only at interrupt points cut at or after this event (a stop condition that arrived
+    /// mid-run changes what success means from there on). Top-level `success` only.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub since: Option<String>,
+    /// Only at interrupt points cut before this event. Top-level `success` only.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub before: Option<String>,
 }

@@ -34,7 +34,7 @@ pub struct Interrupt {
 }
 
 /// A change applied at restore. Exactly one field is set (with its companions: `status`,
-/// `version`, `text`/`find`/`replace`/`changes`, `record`/`changes`).
+/// `version`, `text`/`find`/`replace`/`changes`, `record`/`changes` or `add`).
 #[derive(Debug, Clone, Default, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct Perturbation {
@@ -67,6 +67,10 @@ pub struct Perturbation {
     /// The id of that record.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub record: Option<String>,
+    /// With `collection`: a record that appears in the collection at restore (a new consumer in
+    /// an inventory, a late custodian). It needs a string `id` no record of the collection has.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub add: Option<Object>,
     /// Values the perturbation changes. For `resource`: `from` occurs in the older text, `to` in
     /// the new one (strings, numbers or booleans, by their text). For `collection` + `record`:
     /// each entry names a `field` and sets it to `to` at restore (`from` is its value before). A

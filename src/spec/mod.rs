@@ -55,11 +55,22 @@ impl Scenario {
         for r in s.world.resources.values_mut() {
             r.text = swap(&r.text);
         }
+        // A service's error text (a check's failure output, a rejected call's answer) is a
+        // carrier too.
+        for t in &mut s.world.tools {
+            if let Some(c) = &mut t.check {
+                c.pass_output = swap(&c.pass_output);
+                c.fail_output = swap(&c.fail_output);
+            }
+        }
         for e in &mut s.events {
             if let Some(u) = &mut e.user {
                 *u = swap(u);
             }
             if let Some(t) = &mut e.text {
+                *t = swap(t);
+            }
+            if let Some(t) = &mut e.error {
                 *t = swap(t);
             }
             if let Some(r) = &mut e.result {
@@ -114,9 +125,50 @@ impl Scenario {
         })
     }
 
-    /// The success predicates from an interrupt point.
-    pub fn success_at<'a>(&'a self, interrupt: &'a Interrupt) -> &'a [Predicate] {
-        interrupt.success.as_deref().unwrap_or(&self.success)
+    /// The success predicates from an interrupt point: the point's own list when it has one,
+    /// else the top-level predicates that hold there (`since`/`before` compare the event the
+    /// point is cut after with the named event).
+    pub fn success_at<'a>(&'a self, interrupt: &'a Interrupt) -> Vec<&'a Predicate> {
+        if let Some(own) = &interrupt.success {
+            return own.iter().collect();
+        }
+        let cut = self.event_index(&interrupt.after);
+        self.success
+            .iter()
+            .filter(|p| {
+                let at = |e: &Option<String>| e.as_deref().map(|e| self.event_index(e));
+                let since = match at(&p.since) {
+                    Some(e) => cut.is_some() && e.is_some() && cut >= e,
+                    None => true,
+                };
+                let before = match at(&p.before) {
+                    Some(e) => cut.is_some() && e.is_some() && cut < e,
+                    None => true,
+                };
+                since && before
+            })
+            .collect()
+    }
+}
+
+impl Edit {
+    /// Whether a `skip` edit removes this continuation step: a step that calls the named tool
+    /// (with arguments that include the edit's `args`, when it has them) or requests or retrieves
+    /// the named id.
+    pub fn skips(&self, st: &Step) -> bool {
+        let Some(target) = &self.skip else {
+            return false;
+        };
+        if st.call.as_deref() == Some(target) {
+            return self.args.as_ref().is_none_or(|want| {
+                let got = st.args.as_ref();
+                want.iter()
+                    .all(|(k, v)| got.and_then(|g| g.get(k)) == Some(v))
+            });
+        }
+        self.args.is_none()
+            && (st.request_approval.as_deref() == Some(target)
+                || st.retrieve.as_deref() == Some(target))
     }
 }
 

@@ -179,6 +179,11 @@ pub struct ParamDetail {
     /// Allowed values.
     #[serde(default, rename = "enum", skip_serializing_if = "Option::is_none")]
     pub allowed: Option<Vec<Value>>,
+    /// Whether the value is copied from somewhere (a dose, a count: it must be visible before a
+    /// simulated agent may use it, whatever its size) or the agent's own choice (a page size: never
+    /// checked). Default: the general rule (strings of 4+ characters, numbers from 10 up).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub copied: Option<bool>,
 }
 
 fn default_true() -> bool {

@@ -129,6 +129,10 @@ impl World {
         if fault == Some(Fault::TimeoutBeforeCommit) {
             return Err("timed out before commit".into());
         }
+        // The replay puts the event's own error text in place of this one.
+        if fault == Some(Fault::Rejected) {
+            return Err(format!("`{}` was rejected by the service", tool.name));
+        }
         // An idempotent repeat returns the first result and changes nothing.
         if let Some(key) = &entry.idempotency_key
             && let Some(prev) = self

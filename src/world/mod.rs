@@ -25,7 +25,9 @@ use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
 use sha2::{Digest, Sha256};
 
-pub use ledger::{ApprovalUse, LedgerEntry, Outcome, Phase, forbidden_matches};
+pub use ledger::{
+    ApprovalUse, LedgerEntry, OPERATORS, Outcome, Phase, args_match, forbidden_matches, is_operator,
+};
 pub use perturb::{apply_perturbations, lost_responses};
 pub use predicate::matches_where;
 

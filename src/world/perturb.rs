@@ -35,6 +35,9 @@ pub fn apply_perturbations(world: &mut World, it: &Interrupt) -> Result<(), Stri
                 pt.replace.as_deref(),
             )?;
         }
+        if let (Some(col), Some(rec)) = (&pt.collection, &pt.add) {
+            world.add_record(col, rec.clone())?;
+        }
         if let (Some(col), Some(id)) = (&pt.collection, &pt.record) {
             for ch in &pt.changes {
                 let field = ch.field.as_deref().unwrap_or("");
@@ -83,6 +86,31 @@ impl World {
             }
         }
         cur.ok_or_else(|| format!("record `{id}` of `{collection}` has no field `{field}`"))
+    }
+
+    /// Adds a record to a collection (a restore-time change; not recorded in the ledger). `Err`
+    /// when the collection does not exist, or the record has no string `id` or one already taken.
+    pub fn add_record(
+        &mut self,
+        collection: &str,
+        record: crate::spec::Object,
+    ) -> Result<(), String> {
+        let c = self
+            .collections
+            .get_mut(collection)
+            .ok_or_else(|| format!("no collection `{collection}`"))?;
+        let id = record
+            .get("id")
+            .and_then(Value::as_str)
+            .ok_or_else(|| format!("a record added to `{collection}` needs a string `id`"))?;
+        if c.records
+            .iter()
+            .any(|r| r.get("id").and_then(Value::as_str) == Some(id))
+        {
+            return Err(format!("`{collection}` already has a record `{id}`"));
+        }
+        c.records.push(record);
+        Ok(())
     }
 
     /// Sets an existing field of a record (a restore-time change; not recorded in the ledger).

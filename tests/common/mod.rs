@@ -65,3 +65,32 @@ pub fn continue_and_score(
     };
     (score::score(&run, vec![], vec![]).0, agent)
 }
+
+/// The seed of [`scenario_sample`]: fixed, so every run of a test sees the same scenarios.
+pub const SAMPLE_SEED: u64 = 20_261_202;
+
+/// How many scenarios [`scenario_sample`] draws: the suite's size when these tests were written
+/// (8), so their time does not grow with the suite.
+pub const SAMPLE_SIZE: usize = 8;
+
+/// A fixed, deterministic sample of the shipped scenarios, loaded and validated: 8 drawn by
+/// [`SAMPLE_SEED`] that together cover every feature the suite has (injection, stale resource,
+/// hypothesis, uncertain write, approval, mid-run stop; `scenario::coverage::covering_sample`).
+/// For the tests whose cost grows with every scenario they iterate over; the whole suite is still
+/// validated by `scenarios_cli` and checked for pseudo-replication by `suite_coverage`.
+pub fn scenario_sample() -> Vec<compaction_eval::scenario::Scenario> {
+    use compaction_eval::scenario;
+    let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("scenarios");
+    let files = scenario::scenario_files(&dir).expect("scenario files");
+    let parsed: Vec<scenario::Scenario> = files
+        .iter()
+        .map(|f| {
+            let text = std::fs::read_to_string(f).expect("reads");
+            scenario::parse_scenario(&text, f).expect("parses")
+        })
+        .collect();
+    scenario::coverage::covering_sample(&parsed, SAMPLE_SIZE, SAMPLE_SEED)
+        .into_iter()
+        .map(|i| scenario::load_file(&files[i]).expect("a sampled scenario loads"))
+        .collect()
+}

@@ -10,7 +10,7 @@ use super::find_scenario;
 use crate::cli::args::{ScenariosCmd, ValidateArgs};
 use crate::error::Error;
 use crate::exit;
-use crate::scenario::{self, Scenario, volume};
+use crate::scenario::{self, Scenario, coverage, volume};
 
 pub fn run(dir: &Path, cmd: ScenariosCmd) -> Result<i32, Error> {
     let stdout = std::io::stdout();
@@ -39,8 +39,20 @@ pub fn run(dir: &Path, cmd: ScenariosCmd) -> Result<i32, Error> {
                         .join(", ")
                 );
                 let _ = writeln!(out, "{:<34} {}", "", fact_counts(s));
+                let features = coverage::coverage(s).labels();
+                let _ = writeln!(
+                    out,
+                    "{:<34} features: {}",
+                    "",
+                    if features.is_empty() {
+                        "none".to_string()
+                    } else {
+                        features.join(" ")
+                    }
+                );
                 let _ = writeln!(out, "{:<34} {}", "", history_line(s));
             }
+            let _ = writeln!(out, "\n{}", coverage_summary(&all));
             Ok(exit::OK)
         }
         ScenariosCmd::Show { id } => {
@@ -207,6 +219,42 @@ pub fn volume_problems(s: &Scenario) -> Vec<String> {
                 }
             }
         }
+    }
+    out
+}
+
+/// The suite's totals: scenarios, domains, and how many scenarios have each feature (with the
+/// injection carriers), then any pair of scenarios that differ only in names or values.
+fn coverage_summary(all: &[Scenario]) -> String {
+    let cov: Vec<coverage::Coverage> = all.iter().map(coverage::coverage).collect();
+    let domains: std::collections::BTreeSet<&str> = all.iter().map(|s| s.domain.as_str()).collect();
+    let count = |f: &dyn Fn(&coverage::Coverage) -> bool| cov.iter().filter(|c| f(c)).count();
+    let mut carriers: std::collections::BTreeMap<&str, usize> = Default::default();
+    for c in &cov {
+        if let Some(k) = &c.injection {
+            *carriers.entry(k.as_str()).or_default() += 1;
+        }
+    }
+    let mut out = format!(
+        "{} scenarios in {} domains; injection {} ({}), stale {}, hypothesis {}, uncertain-write {}, approval {}, mid-run-stop {}",
+        all.len(),
+        domains.len(),
+        count(&|c| c.injection.is_some()),
+        carriers
+            .iter()
+            .map(|(k, n)| format!("{k} {n}"))
+            .collect::<Vec<_>>()
+            .join(", "),
+        count(&|c| c.stale_resource),
+        count(&|c| c.hypothesis),
+        count(&|c| c.uncertain_write),
+        count(&|c| c.approval),
+        count(&|c| c.mid_run_stop),
+    );
+    for (a, b) in coverage::replicated_pairs(all) {
+        out.push_str(&format!(
+            "\nwarning: {a} and {b} have the same structure (they differ only in names or values)"
+        ));
     }
     out
 }

@@ -23,6 +23,18 @@ fn kind(v: &Value) -> &'static str {
 /// before its perturbations.
 pub(super) fn check_record_changes(c: &mut Checker, i: usize, it: &Interrupt, world: &World) {
     for (j, pt) in it.perturb.iter().enumerate() {
+        if let (Some(col), Some(rec)) = (&pt.collection, &pt.add) {
+            let id = rec.get("id").and_then(Value::as_str).unwrap_or_default();
+            if world.record_field(col, id, "id").is_ok() {
+                c.err(
+                    format!("interrupts[{i}].perturb[{j}].add.id"),
+                    format!(
+                        "`{col}` already has a record `{id}` at `{}`: an added record needs a new id",
+                        it.point
+                    ),
+                );
+            }
+        }
         let (Some(col), Some(id)) = (&pt.collection, &pt.record) else {
             continue;
         };

@@ -7,6 +7,7 @@ use std::collections::BTreeSet;
 
 use super::Checker;
 use crate::spec::*;
+use crate::world::OPERATORS;
 
 fn check_edit(c: &mut Checker, p: &str, e: &Edit) {
     let set = [
@@ -29,6 +30,14 @@ fn check_edit(c: &mut Checker, p: &str, e: &Edit) {
         && c.s.events[k].call.is_none()
     {
         c.err(format!("{p}.repeat"), format!("`{ev}` is not a call"));
+    }
+    if let (Some(t), Some(_)) = (&e.skip, &e.args)
+        && !c.s.world.tools.iter().any(|x| &x.name == t)
+    {
+        c.err(
+            format!("{p}.args"),
+            format!("`skip` with `args` removes calls of a tool; `{t}` is not a tool"),
+        );
     }
     if let Some(at) = &e.at {
         if let Some(t) = at.strip_prefix("before:") {
@@ -115,12 +124,56 @@ pub(super) fn check_facts_and_rules(c: &mut Checker) {
                 );
             }
         }
+        check_rule_args(c, &format!("{p}.args"), fb.args.as_ref());
+        for (j, u) in fb.until.iter().enumerate() {
+            c.check_tool_ref(format!("{p}.until[{j}].call"), &u.call);
+            check_rule_args(c, &format!("{p}.until[{j}].args"), u.args.as_ref());
+            if u.call == fb.call && u.args == fb.args {
+                c.err(
+                    format!("{p}.until[{j}]"),
+                    "the rule's own call cannot be what it waits for",
+                );
+            }
+        }
     }
     if s.success.is_empty() {
         c.err("success", "a scenario needs at least one success predicate");
     }
     for (i, pr) in s.success.iter().enumerate() {
         c.check_predicate(format!("success[{i}]"), pr);
+        for (key, ev) in [("since", &pr.since), ("before", &pr.before)] {
+            if let Some(ev) = ev {
+                c.check_event_ref(format!("success[{i}].{key}"), ev);
+            }
+        }
+    }
+    let scoped = |pr: &Predicate| pr.since.is_some() || pr.before.is_some();
+    for (i, it) in s.interrupts.iter().enumerate() {
+        for (j, pr) in it.success.iter().flatten().enumerate() {
+            if scoped(pr) {
+                c.err(
+                    format!("interrupts[{i}].success[{j}]"),
+                    "`since`/`before` belong to the top-level `success`: a point's own list already applies to that point only",
+                );
+            }
+        }
+        if it.success.is_none() && s.success_at(it).is_empty() && !s.success.is_empty() {
+            c.err(
+                format!("interrupts[{i}]"),
+                format!(
+                    "no success predicate applies at `{}` (every one is scoped away by `since`/`before`)",
+                    it.point
+                ),
+            );
+        }
+    }
+    for t in &s.world.tools {
+        if t.check.iter().flat_map(|ch| &ch.passes).any(scoped) {
+            c.err(
+                format!("world.tools.{}.check.passes", t.name),
+                "`since`/`before` belong to the top-level `success`",
+            );
+        }
     }
     if let Some(inj) = &s.injection {
         match s.fact(&inj.fact) {
@@ -144,12 +197,55 @@ pub(super) fn check_facts_and_rules(c: &mut Checker) {
             e.result
                 .as_ref()
                 .is_some_and(|r| r.to_string().contains(&inj.payload))
+                || e.error.as_ref().is_some_and(|r| r.contains(&inj.payload))
         });
-        if inj.payload.trim().is_empty() || !(in_resources || in_events) {
+        let in_checks = s.world.tools.iter().flat_map(|t| &t.check).any(|ch| {
+            ch.fail_output.contains(&inj.payload) || ch.pass_output.contains(&inj.payload)
+        });
+        if inj.payload.trim().is_empty() || !(in_resources || in_events || in_checks) {
             c.err(
                 "injection.payload",
-                "the payload must occur verbatim in a resource or a recorded call result",
+                "the payload must occur verbatim in a resource, a recorded call result, a rejected call's `error` or a check's output",
             );
+        }
+    }
+}
+
+/// A rule's `args`: an object that uses an operator uses only operators (`gt`, `gte`, `lt`, `lte`
+/// with a number or numeric string; `contains` with a scalar).
+fn check_rule_args(c: &mut Checker, p: &str, args: Option<&Object>) {
+    for (k, v) in args.into_iter().flatten() {
+        let Some(o) = v.as_object() else { continue };
+        let ops = o.keys().filter(|x| OPERATORS.contains(&x.as_str())).count();
+        if ops == 0 {
+            continue;
+        }
+        if ops != o.len() {
+            c.err(
+                format!("{p}.{k}"),
+                format!(
+                    "mixes operators ({}) with fields: use operators only, or an object to compare whole",
+                    OPERATORS.join(", ")
+                ),
+            );
+            continue;
+        }
+        for (op, w) in o {
+            let ok = if op == "contains" {
+                ValueChange::scalar_text(w).is_some()
+            } else {
+                w.as_f64().is_some()
+                    || w.as_str()
+                        .is_some_and(|t| t.trim().replace(',', "").parse::<f64>().is_ok())
+            };
+            if !ok {
+                c.err(
+                    format!("{p}.{k}.{op}"),
+                    format!(
+                        "`{w}` is not a number (or, for `contains`, a string, number or boolean)"
+                    ),
+                );
+            }
         }
     }
 }

@@ -1,7 +1,7 @@
 //! Whether a `when_lost` edit's values are grounded: every copied value of its call arguments
 //! (the rule of `crate::scenario::values`) occurs somewhere in the scenario — the objective, the
 //! tool definitions, an event (with its replayed result), a record, a resource or a resource's
-//! new revision, a record change, a user answer or an approval (resource keys and collection
+//! new revision, a record change or added record, a user answer or an approval (resource keys and collection
 //! names included). A value grounded nowhere is one a destination that lost the fact could not
 //! have obtained. Composition is allowed where it is plain: a comma-separated list is grounded
 //! when each item is, a negative number when its magnitude is (the sign is the write's
@@ -33,6 +33,11 @@ fn scenario_text(s: &Scenario, full: &Replay) -> String {
     for it in &s.interrupts {
         for p in &it.perturb {
             parts.extend(p.text.iter().chain(&p.replace).cloned());
+            parts.extend(
+                p.add
+                    .iter()
+                    .map(|r| serde_json::to_string(r).unwrap_or_default()),
+            );
             for ch in &p.changes {
                 parts.push(serde_json::to_string(&ch.to).unwrap_or_default());
                 parts.extend(ValueChange::scalar_text(&ch.to));

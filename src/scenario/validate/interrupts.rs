@@ -260,13 +260,25 @@ fn check_record_perturbation(c: &mut Checker, pp: &str, pt: &Perturbation) {
         ),
         Some(_) => {}
     }
-    if pt.record.is_none() {
+    if let Some(rec) = &pt.add {
+        if pt.record.is_some() || !pt.changes.is_empty() {
+            c.err(
+                pp.to_string(),
+                "`add` brings a new record; `record` + `changes` change an existing one: use two perturbations",
+            );
+        }
+        if !rec.get("id").is_some_and(|v| v.is_string()) {
+            c.err(
+                format!("{pp}.add.id"),
+                "an added record needs a string `id`",
+            );
+        }
+    } else if pt.record.is_none() {
         c.err(
             format!("{pp}.record"),
-            "a record perturbation needs `record` (the record's id)",
+            "a record perturbation needs `record` (the record's id) with `changes`, or `add` (a new record)",
         );
-    }
-    if pt.changes.is_empty() {
+    } else if pt.changes.is_empty() {
         c.err(
             format!("{pp}.changes"),
             "a record perturbation needs `changes: [{field, from, to}]`",

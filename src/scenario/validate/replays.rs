@@ -130,7 +130,7 @@ pub(super) fn check_replays(c: &mut Checker) {
             if world
                 .ledger()
                 .iter()
-                .any(|e| e.phase == Phase::Continuation && forbidden_matches(fb, e))
+                .any(|e| e.phase == Phase::Continuation && forbidden_matches(fb, e, &world))
             {
                 c.err(
                     format!("forbidden[{j}]"),
@@ -160,7 +160,7 @@ fn check_values(c: &mut Checker, i: usize, it: &Interrupt, cut: usize, replay: &
             let empty = Object::new();
             let raw = st.args.as_ref().unwrap_or(&empty);
             for n in needed_values(c.tool(tool), raw, &it.perturb) {
-                if visible(&seen, &n.piece) {
+                if visible(&seen, &n.piece) || composed_small_number(c.tool(tool), &n) {
                     continue;
                 }
                 let what = if n.older.is_some() {
@@ -240,4 +240,20 @@ fn truncate(s: &str, n: usize) -> String {
     } else {
         format!("{}…", s.chars().take(n).collect::<String>())
     }
+}
+
+/// A number below 100 that the run shows nowhere before the point is taken as the agent's own
+/// composition (a "two-year" term sent as `term_months: 24`), not as a value it failed to see —
+/// unless its parameter declares `copied: true`. A simulated destination still has to see one
+/// that the history does show (the rule of `crate::scenario::values`).
+fn composed_small_number(tool: Option<&ToolSpec>, n: &crate::scenario::values::Needed) -> bool {
+    let param = n
+        .path
+        .strip_prefix("args.")
+        .and_then(|p| p.split(['.', '[']).next())
+        .unwrap_or_default();
+    let declared = tool
+        .and_then(|t| t.params.get(param))
+        .is_some_and(|p| matches!(p, ParamSpec::Full(d) if d.copied == Some(true)));
+    n.older.is_none() && !declared && crate::scenario::values::is_small_number(&seen_text(&n.piece))
 }

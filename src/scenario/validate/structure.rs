@@ -226,6 +226,25 @@ pub(super) fn check_events(c: &mut Checker) {
         if ev.text.is_some() && ev.assistant.is_none() {
             c.err(format!("{p}.text"), "`text` belongs to `assistant` events");
         }
+        match (ev.fault, &ev.error) {
+            (Some(Fault::Rejected), None) => c.err(
+                format!("{p}.error"),
+                "a `fault: rejected` call needs the `error` text the service answers with",
+            ),
+            (Some(Fault::Rejected), Some(e)) if e.trim().is_empty() => {
+                c.err(format!("{p}.error"), "the error text is empty")
+            }
+            (Some(Fault::Rejected), Some(_)) if ev.result.is_some() => c.err(
+                format!("{p}.result"),
+                "a rejected call has no result (the caller sees `error`)",
+            ),
+            (Some(Fault::Rejected), Some(_)) => {}
+            (_, Some(_)) => c.err(
+                format!("{p}.error"),
+                "`error` belongs to a call with `fault: rejected`",
+            ),
+            _ => {}
+        }
     }
 }
 
