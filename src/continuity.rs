@@ -72,24 +72,44 @@ struct PendingAction {
 }
 
 fn pending_action(at: &RestorePoint) -> PendingAction {
-    let last = at.state.events.iter().rev().find_map(|e| {
+    let events = &at.state.events;
+    let last = events.iter().enumerate().rev().find_map(|(i, e)| {
         let c = e.call.as_ref()?;
         let approval = at
             .state
             .tool(&c.tool)
             .and_then(|t| t.requires_approval.clone());
-        (approval.is_some() || c.idempotency_key.is_some()).then_some((c, approval))
+        (approval.is_some() || c.idempotency_key.is_some()).then_some((i, c, approval))
     });
-    if let Some((c, approval)) = last {
+    if let Some((i, c, approval)) = last {
+        let mut status = match c.outcome {
+            ObservedOutcome::Ok => SideEffectStatus::SideEffectCommitted,
+            ObservedOutcome::TimedOut => SideEffectStatus::SideEffectUnknown,
+            ObservedOutcome::Error => SideEffectStatus::NotStarted,
+        };
+        // A timed-out write the source run already reconciled — a later call that answered and
+        // carried the write's key (a lookup by key) — is no longer unknown: what the lookup
+        // returned settles it, and no reconcile obligation is pending.
+        if status == SideEffectStatus::SideEffectUnknown
+            && let Some(key) = c.idempotency_key.as_deref().filter(|k| !k.is_empty())
+            && let Some(lookup) = events[i + 1..].iter().filter_map(|e| e.call.as_ref()).find(|l| {
+                l.outcome == ObservedOutcome::Ok
+                    && serde_json::to_string(&l.args).is_ok_and(|a| a.contains(key))
+            })
+        {
+            let found = lookup.result_text.contains(key)
+                || !matches!(lookup.result_text.trim(), "" | "[]" | "{}" | "null");
+            status = if found {
+                SideEffectStatus::SideEffectCommitted
+            } else {
+                SideEffectStatus::NotStarted
+            };
+        }
         return PendingAction {
             tool: c.tool.clone(),
             approval,
             key: c.idempotency_key.clone(),
-            status: match c.outcome {
-                ObservedOutcome::Ok => SideEffectStatus::SideEffectCommitted,
-                ObservedOutcome::TimedOut => SideEffectStatus::SideEffectUnknown,
-                ObservedOutcome::Error => SideEffectStatus::NotStarted,
-            },
+            status,
         };
     }
     let s = &at.scenario;

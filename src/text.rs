@@ -120,6 +120,59 @@ pub fn is_stop_condition(sentence: &str) -> bool {
     has_cue(sentence, &crate::lexicon::get().stop_cues)
 }
 
+/// A serde or TOML type name as a file's author reads it.
+fn humane(text: &str) -> String {
+    let mut s = text.to_string();
+    for (from, to) in [
+        ("expected usize", "expected a whole number (0 or more)"),
+        ("expected u64", "expected a whole number (0 or more)"),
+        ("expected u32", "expected a whole number (0 or more)"),
+        ("expected f64", "expected a number"),
+        ("expected a string", "expected text in quotes"),
+        ("expected a sequence", "expected a list [..]"),
+        ("expected a boolean", "expected true or false"),
+        ("floating point", "the number"),
+        ("integer", "the number"),
+        ("invalid type: ", ""),
+        ("invalid value: ", ""),
+        ("unknown variant", "unknown value"),
+        ("variant", "value"),
+    ] {
+        s = s.replace(from, to);
+    }
+    s
+}
+
+/// Parses a TOML document (a strategy file, a gate policy) into `T`, with an error in the file's
+/// terms: the setting's name (`timeout_s: …`), what was expected (a whole number, a number, text
+/// in quotes; never a Rust type) and the line.
+pub fn parse_toml<T: serde::de::DeserializeOwned>(text: &str) -> Result<T, String> {
+    let de = toml::Deserializer::parse(text).map_err(|e| one_line(&e, text, ""))?;
+    serde_path_to_error::deserialize(de).map_err(|e| {
+        let path = e.path().to_string();
+        one_line(e.inner(), text, &path)
+    })
+}
+
+fn one_line(e: &toml::de::Error, text: &str, path: &str) -> String {
+    let line = e
+        .span()
+        .map(|s| {
+            format!(
+                " (line {})",
+                text[..s.start.min(text.len())].lines().count().max(1)
+            )
+        })
+        .unwrap_or_default();
+    let message = humane(e.message().trim());
+    let path = path.trim_matches('.');
+    if path.is_empty() || path == "?" {
+        format!("{message}{line}")
+    } else {
+        format!("`{path}`: {message}{line}")
+    }
+}
+
 /// Reads a UTF-8 text file. A file that is not UTF-8 is an `InvalidData` error naming the byte
 /// offset of the first invalid sequence (`std::fs::read_to_string` names none).
 pub fn read_file(path: &std::path::Path) -> std::io::Result<String> {

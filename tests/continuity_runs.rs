@@ -151,6 +151,12 @@ fn one_kept_sentence_of_a_message_does_not_carry_its_other_constraints() {
             .filter(|(e, _)| e == event)
             .map(|(_, t)| t)
             .collect();
+        // The objective is part of the text below: a scenario whose objective already states the
+        // message's second constraint has nothing to drop, so it says nothing about the rule.
+        let objective = compaction_eval::text::normalize(&s.objective);
+        if objective.contains(&compaction_eval::text::normalize(mine[1])) {
+            continue;
+        }
         let text = format!("{}\n\nConstraint from the user: {}", s.objective, mine[0]);
         let e = eval_text_on(s.clone(), &it.point, &text);
         let dropped = e

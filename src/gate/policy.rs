@@ -104,7 +104,7 @@ pub fn load_policy(path: Option<&Path>) -> Result<Policy, GateError> {
         message,
     };
     let text = crate::text::read_file(path).map_err(|e| bad(e.to_string()))?;
-    let p: Policy = toml::from_str(&text).map_err(|e| bad(e.to_string()))?;
+    let p: Policy = crate::text::parse_toml(&text).map_err(bad)?;
     let open_unit = |x: f64| x > 0.0 && x < 1.0;
     if !open_unit(p.alpha) {
         return Err(bad(format!(
@@ -142,4 +142,28 @@ pub fn load_policy(path: Option<&Path>) -> Result<Policy, GateError> {
         }
     }
     Ok(p)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn error_of(policy: &str) -> String {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let p = dir.path().join("policy.toml");
+        std::fs::write(&p, policy).expect("write");
+        match load_policy(Some(&p)) {
+            Err(GateError::Policy { message, .. }) => message,
+            other => panic!("not a policy error: {other:?}"),
+        }
+    }
+
+    #[test]
+    fn a_bad_setting_is_named_in_the_files_terms() {
+        let m = error_of("max_drop = \"a lot\"\n");
+        assert!(m.contains("max_drop") && m.contains("line 1"), "{m}");
+        assert!(!m.contains("f64") && !m.contains("invalid type"), "{m}");
+        let m = error_of("alpha = 0.05\nmax_errored_fraction = true\n");
+        assert!(m.contains("max_errored_fraction") && m.contains("line 2"), "{m}");
+    }
 }

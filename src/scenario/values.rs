@@ -512,9 +512,12 @@ mod tests {
         got.sort();
         assert_eq!(
             got,
+            // A two-digit number is a copied value too (a dose, a count): docs, "A destination
+            // uses only values it can see".
             vec![
                 "args.amount=4200",
                 "args.id=PR-318",
+                "args.n=12",
                 "args.nested[0].x=INV-2026-001"
             ]
         );

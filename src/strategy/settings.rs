@@ -13,58 +13,11 @@ const MAX_OUTPUT_BYTES: u64 = 256 * 1024 * 1024;
 /// The longest plug-in time limit, in seconds.
 const MAX_TIMEOUT_S: f64 = 1e6;
 
-/// A serde or TOML type name as a strategy author reads it.
-fn humane(text: &str) -> String {
-    let mut s = text.to_string();
-    for (from, to) in [
-        ("expected usize", "expected a whole number (0 or more)"),
-        ("expected u64", "expected a whole number (0 or more)"),
-        ("expected u32", "expected a whole number (0 or more)"),
-        ("expected f64", "expected a number"),
-        ("expected a string", "expected text in quotes"),
-        ("expected a sequence", "expected a list [..]"),
-        ("expected a boolean", "expected true or false"),
-        ("floating point", "the number"),
-        ("integer", "the number"),
-        ("invalid type: ", ""),
-        ("invalid value: ", ""),
-        ("unknown variant", "unknown value"),
-        ("variant", "value"),
-    ] {
-        s = s.replace(from, to);
-    }
-    s
-}
-
 /// Parses a strategy file's text: the error names the setting (`timeout_s: ...`) and its line.
 pub(super) fn parse(text: &str) -> Result<StrategyConfig, String> {
-    let de = toml::Deserializer::parse(text).map_err(|e| one_line(&e, text, ""))?;
-    let mut path = String::new();
-    let cfg: StrategyConfig = serde_path_to_error::deserialize(de).map_err(|e| {
-        path = e.path().to_string();
-        one_line(e.inner(), text, &path)
-    })?;
+    let cfg: StrategyConfig = crate::text::parse_toml(text)?;
     check(&cfg)?;
     Ok(cfg)
-}
-
-fn one_line(e: &toml::de::Error, text: &str, path: &str) -> String {
-    let line = e
-        .span()
-        .map(|s| {
-            format!(
-                " (line {})",
-                text[..s.start.min(text.len())].lines().count().max(1)
-            )
-        })
-        .unwrap_or_default();
-    let message = humane(e.message().trim());
-    let path = path.trim_matches('.');
-    if path.is_empty() || path == "?" {
-        format!("{message}{line}")
-    } else {
-        format!("`{path}`: {message}{line}")
-    }
 }
 
 /// Every setting in its range, or the first that is not, named as the file names it.
