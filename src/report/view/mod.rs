@@ -71,6 +71,18 @@ pub struct View {
     pub errored_classes: String,
     /// One row per live model (empty for an offline run).
     pub live: Vec<LiveView>,
+    /// The live destinations' health ([`crate::health`]): figures, and why a ranking is not
+    /// meaningful.
+    pub health: Vec<HealthView>,
+}
+
+/// One live destination's health, worded.
+#[derive(Debug, Serialize)]
+pub struct HealthView {
+    pub model: String,
+    pub figures: String,
+    /// Empty when its ranking is meaningful.
+    pub warning: String,
 }
 
 pub fn view(records: &[RunRecord], s: &Summary, manifest: &serde_json::Value) -> View {
@@ -91,9 +103,11 @@ pub fn view(records: &[RunRecord], s: &Summary, manifest: &serde_json::Value) ->
             cells: *n,
         })
         .collect();
-    let errored: Vec<&RunRecord> = records
+    // With each record's number in results.jsonl: the viewer's link to the cell.
+    let errored: Vec<(usize, &RunRecord)> = records
         .iter()
-        .filter(|r| r.status == Status::Errored)
+        .enumerate()
+        .filter(|(_, r)| r.status == Status::Errored)
         .collect();
     View {
         transcripts: s
@@ -286,7 +300,8 @@ pub fn view(records: &[RunRecord], s: &Summary, manifest: &serde_json::Value) ->
         errored: errored
             .iter()
             .take(ERRORED_LISTED)
-            .map(|r| ErroredView {
+            .map(|&(i, r)| ErroredView {
+                link: crate::viewer::link(i + 1),
                 scenario: r.scenario.clone(),
                 interrupt: r.interrupt.clone(),
                 strategy: r.strategy.clone(),
@@ -305,6 +320,14 @@ pub fn view(records: &[RunRecord], s: &Summary, manifest: &serde_json::Value) ->
             .map(|(c, n)| format!("{c}: {n}"))
             .collect::<Vec<_>>()
             .join("; "),
+        health: crate::health::assess(records)
+            .iter()
+            .map(|h| HealthView {
+                model: h.model.clone(),
+                figures: h.figures(),
+                warning: h.warning(),
+            })
+            .collect(),
         live: s
             .live
             .iter()
