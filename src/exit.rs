@@ -65,7 +65,7 @@ pub mod run {
     /// base URL does not answer, or it refuses the key): no cell ran.
     pub const PREFLIGHT_FAILED: i32 = 7;
     /// A live destination's ranking is not meaningful: it never made a valid tool call, or most
-    /// of its cells errored ([`crate::health`]). The run folder and its reports are complete;
+    /// of its cells errored on its side ([`crate::health`]). The run folder and its reports are complete;
     /// `report.md` and the terminal say which destination and why.
     pub const NOT_MEANINGFUL: i32 = 12;
 }

@@ -3,7 +3,8 @@
 //! `max_tokens` (`finish_reason` `length`) and with malformed arguments, the cells that ended
 //! before any request, and the errored cells.
 //!
-//! A destination that never made a valid tool call, or whose cells mostly errored, is flagged:
+//! A destination that never made a valid tool call, or whose cells mostly errored on its side (a
+//! plug-in compactor's failure is not the destination's), is flagged:
 //! its scores measure the endpoint's set-up (a server without tool calling, a `max_tokens` too
 //! small to finish a call, a wrong URL), not the strategies, so its ranking is "not meaningful"
 //! and `run` exits with [`crate::exit::run::NOT_MEANINGFUL`].
@@ -15,7 +16,7 @@ use std::collections::BTreeMap;
 
 use serde::Serialize;
 
-use crate::record::{RunRecord, Source, Status};
+use crate::record::{ErrorClass, RunRecord, Source, Status};
 
 /// Why a destination's ranking is not meaningful.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
@@ -23,7 +24,8 @@ use crate::record::{RunRecord, Source, Status};
 pub enum Flag {
     /// Not one of its turns carried a valid tool call.
     NeverValidToolCall,
-    /// More than half of its cells errored.
+    /// More than half of its cells errored on the destination's side (a plug-in compactor's
+    /// failure is the compactor's, not the destination's).
     MostlyErrored,
 }
 
@@ -33,6 +35,8 @@ pub struct Health {
     pub model: String,
     pub cells: usize,
     pub errored: usize,
+    /// Errored cells whose class is not `plugin`: the endpoint, its set-up or the cell's budget.
+    pub destination_errored: usize,
     /// Completions the destination's cells read.
     pub turns: u64,
     pub tool_call_turns: u64,
@@ -98,8 +102,8 @@ impl Health {
                     format!("never made a valid tool call{hint}")
                 }
                 Flag::MostlyErrored => format!(
-                    "{} of its {} cells errored (see \"Errored cells\")",
-                    self.errored, self.cells
+                    "{} of its {} cells errored on the destination's side (see \"Errored cells\")",
+                    self.destination_errored, self.cells
                 ),
             });
         }
@@ -126,6 +130,9 @@ pub fn assess(records: &[RunRecord]) -> Vec<Health> {
         h.cells += 1;
         if r.status == Status::Errored {
             h.errored += 1;
+            if r.error_class != Some(ErrorClass::Plugin) {
+                h.destination_errored += 1;
+            }
         }
         match &r.diagnostics.live {
             Some(l) if l.requests > 0 || l.calls > 0 => {
@@ -142,7 +149,7 @@ pub fn assess(records: &[RunRecord]) -> Vec<Health> {
             if h.tool_call_turns == 0 {
                 h.flags.push(Flag::NeverValidToolCall);
             }
-            if h.errored * 2 > h.cells {
+            if h.destination_errored * 2 > h.cells {
                 h.flags.push(Flag::MostlyErrored);
             }
             h
@@ -170,6 +177,11 @@ mod tests {
         r
     }
 
+    fn plugin(mut r: RunRecord) -> RunRecord {
+        r.error_class = Some(ErrorClass::Plugin);
+        r
+    }
+
     #[test]
     fn text_only_and_mostly_errored_destinations_are_flagged_and_working_ones_are_not() {
         let turns = |calls, valid, length| LiveStats {
@@ -190,22 +202,36 @@ mod tests {
             record("broken", Status::Errored, Some(turns(1, 0, 0))),
             record("broken", Status::Errored, None),
             record("broken", Status::Ok, Some(turns(2, 1, 0))),
+            // A plug-in's failures are not the destination's.
+            plugin(record("plugged", Status::Errored, None)),
+            plugin(record("plugged", Status::Errored, None)),
+            record("plugged", Status::Ok, Some(turns(2, 1, 0))),
             // Simulated destinations are never assessed.
             record("sim:careful", Status::Errored, None),
         ];
         let h = assess(&records);
         let by: BTreeMap<&str, &Health> = h.iter().map(|h| (h.model.as_str(), h)).collect();
-        assert_eq!(by.len(), 3);
+        assert_eq!(by.len(), 4);
+        assert!(by["plugged"].meaningful());
+        assert_eq!(by["plugged"].errored, 2);
         let talker = by["talker"];
         assert_eq!(talker.flags, vec![Flag::NeverValidToolCall]);
         assert_eq!(talker.length_share(), Some(5.0 / 6.0));
-        assert!(talker.warning().contains("raise max_tokens"), "{}", talker.warning());
+        assert!(
+            talker.warning().contains("raise max_tokens"),
+            "{}",
+            talker.warning()
+        );
         let worker = by["worker"];
         assert!(worker.meaningful());
         assert_eq!(worker.no_request_cells, 1);
         assert_eq!(worker.valid_share(), Some(0.8));
         let broken = by["broken"];
         assert_eq!(broken.flags, vec![Flag::MostlyErrored]);
-        assert!(broken.warning().contains("2 of its 3 cells errored"));
+        assert!(
+            broken
+                .warning()
+                .contains("2 of its 3 cells errored on the destination's side")
+        );
     }
 }

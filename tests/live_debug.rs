@@ -61,7 +61,10 @@ async fn chat(State(s): State<Arc<Seen>>, headers: HeaderMap, Json(body): Json<V
         return (StatusCode::UNAUTHORIZED, "bad key").into_response();
     }
     if body["max_tokens"].as_u64().is_none() || body["tool_choice"].is_null() {
-        return (StatusCode::BAD_REQUEST, "max_tokens and tool_choice are required here")
+        return (
+            StatusCode::BAD_REQUEST,
+            "max_tokens and tool_choice are required here",
+        )
             .into_response();
     }
     let answered = body["messages"]
@@ -269,12 +272,18 @@ fn a_working_model_s_conversation_is_saved_shown_and_keeps_no_key() {
         let first = &e.exchanges[0];
         assert_eq!(first.finish_reason.as_deref(), Some("tool_calls"));
         assert_eq!(first.tool_calls[0].verdict, Verdict::Valid);
-        assert_eq!(first.usage.as_ref().map(|u| u["prompt_tokens"].clone()), Some(json!(120)));
+        assert_eq!(
+            first.usage.as_ref().map(|u| u["prompt_tokens"].clone()),
+            Some(json!(120))
+        );
         // The second request extends the first: rebuilt whole, it is the first's messages
         // followed by the tool call and its result.
         let r0 = e.request(0).expect("request 0");
         let r1 = e.request(1).expect("request 1");
-        let (m0, m1) = (r0["messages"].as_array().expect("m"), r1["messages"].as_array().expect("m"));
+        let (m0, m1) = (
+            r0["messages"].as_array().expect("m"),
+            r1["messages"].as_array().expect("m"),
+        );
         assert_eq!(m1.len(), m0.len() + 2);
         assert_eq!(&m1[..m0.len()], &m0[..]);
         assert_eq!(r1["tools"], r0["tools"]);
@@ -289,7 +298,10 @@ fn a_working_model_s_conversation_is_saved_shown_and_keeps_no_key() {
     assert!(text.contains("tool call find_ticket_by_key"), "{text}");
     assert!(text.contains("[valid]"), "{text}");
     // Model-written text as written (arguments JSON-escaped, as the model sent them).
-    assert!(text.contains("stopping here </script><img src=x onerror="), "{text}");
+    assert!(
+        text.contains("stopping here </script><img src=x onerror="),
+        "{text}"
+    );
     // No key anywhere in the folder, compressed files included.
     let files = contents(&out);
     assert!(files.iter().any(|(p, _)| p.ends_with(conversation::FILE)));
@@ -309,12 +321,20 @@ fn each_server_prefix_reaches_its_server_without_a_key() {
     let manifest = std::fs::read_to_string(out.join("manifest.json")).expect("manifest");
     let recs = records(&out);
     for spec in specs {
-        assert!(stderr.contains(&format!("live model {spec}: {url} (works)")), "{stderr}");
+        assert!(
+            stderr.contains(&format!("live model {spec}: {url} (works)")),
+            "{stderr}"
+        );
         assert!(manifest.contains(&format!("\"{spec}\"")), "{manifest}");
         let cells: Vec<&RunRecord> = recs.iter().filter(|r| r.model == spec).collect();
         assert_eq!(cells.len(), 2);
-        assert!(cells.iter().all(|r| r.error.is_none()
-            && r.diagnostics.live.as_ref().is_some_and(|l| l.tool_call_turns == 2)));
+        assert!(cells.iter().all(|r| {
+            r.error.is_none()
+                && r.diagnostics
+                    .live
+                    .as_ref()
+                    .is_some_and(|l| l.tool_call_turns == 2)
+        }));
     }
     let requests = seen.requests.lock().expect("lock");
     assert_eq!(requests.len(), 12);
@@ -326,10 +346,14 @@ fn chromium() -> Option<PathBuf> {
     if let Some(p) = std::env::var_os("CHROMIUM") {
         return Some(PathBuf::from(p));
     }
-    ["/usr/bin/chromium", "/usr/bin/chromium-browser", "/usr/bin/google-chrome"]
-        .iter()
-        .map(PathBuf::from)
-        .find(|p| p.exists())
+    [
+        "/usr/bin/chromium",
+        "/usr/bin/chromium-browser",
+        "/usr/bin/google-chrome",
+    ]
+    .iter()
+    .map(PathBuf::from)
+    .find(|p| p.exists())
 }
 
 /// The DOM of `page` (a file, with a `#hash`) after its script ran.
@@ -387,7 +411,10 @@ fn the_viewer_filters_cells_and_shows_model_text_as_text_in_headless_chromium() 
     assert_eq!(dom.matches("class=\"cell-row").count(), 2, "{dom}");
     assert!(dom.contains("2 of 4 cells"), "{dom}");
     // The chosen cell's conversation, with the model's markup as text.
-    assert!(dom.contains(&format!("Cell {n}: support-ticket-timeout")), "{dom}");
+    assert!(
+        dom.contains(&format!("Cell {n}: support-ticket-timeout")),
+        "{dom}"
+    );
     assert!(dom.contains("find_ticket_by_key"), "{dom}");
     assert!(dom.contains("&lt;img src=x onerror="), "{dom}");
     assert!(!dom.contains("<img") && !dom.contains("<b>bold"), "{dom}");

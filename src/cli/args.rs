@@ -39,7 +39,7 @@ Exit codes:
  10 a report could not be rendered; the records are intact (`report DIR` renders again)
  11 the harness failed: a bug, please report it
  12 a live destination's ranking is not meaningful: it never made a valid tool call, or most
-    of its cells errored (the reports are written and say which and why)
+    of its cells errored on its side (the reports are written and say which and why)
 ";
 
 // Parsed once per process: the size of the largest variant (`run`'s many flags) costs nothing.

@@ -215,7 +215,10 @@ pub fn merge(out: &Path, dirs: &[PathBuf]) -> Result<Merged, RunError> {
     write("continuity.jsonl", continuity)?;
     // The shards' conversations, one file: entries are found by their cell, so concatenated
     // gzip members serve the merged records as they are.
-    let files: Vec<PathBuf> = dirs.iter().map(|d| d.join(crate::conversation::FILE)).collect();
+    let files: Vec<PathBuf> = dirs
+        .iter()
+        .map(|d| d.join(crate::conversation::FILE))
+        .collect();
     let merged = out.join(crate::conversation::FILE);
     crate::conversation::log::concat(&files, &merged).map_err(|e| match e {
         crate::conversation::LogError::Io { path, source } => RunError::Io { path, source },

@@ -84,7 +84,8 @@ pub struct Plan {
     pub receipt_fault: Option<(usize, ReceiptFault)>,
     /// Strategies whose handoff depends on the destination's usable context (one handoff per
     /// distinct usable context); every other strategy's handoff serves every destination.
-    pub windowed: BTreeSet<Arc<str>>,    /// Where every cell's conversation goes (`OUT/conversations.jsonl.gz`, opened by the first
+    pub windowed: BTreeSet<Arc<str>>,
+    /// Where every cell's conversation goes (`OUT/conversations.jsonl.gz`, opened by the first
     /// cell); a write that failed is in its `failure`.
     pub conversations: Arc<crate::conversation::Log>,
 }

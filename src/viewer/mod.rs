@@ -153,7 +153,11 @@ fn data(records: &[RunRecord], entries: Vec<Entry>) -> Value {
             let id = conversation::Cell::from(&r.id());
             let entry = r.conversation.as_ref().and_then(|_| by_cell.get(&id));
             let requests: Vec<Value> = entry
-                .map(|e| (0..e.exchanges.len()).filter_map(|k| e.request(k)).collect())
+                .map(|e| {
+                    (0..e.exchanges.len())
+                        .filter_map(|k| e.request(k))
+                        .collect()
+                })
                 .unwrap_or_default();
             json!({
                 "n": i + 1,
@@ -226,7 +230,10 @@ mod tests {
     fn script_json_cannot_close_its_element_and_reads_back_the_same() {
         let v = json!({"text": "</script><img src=x onerror=alert(1)> & \u{2028}"});
         let s = script_json(&v);
-        assert!(!s.contains('<') && !s.contains('>') && !s.contains('&'), "{s}");
+        assert!(
+            !s.contains('<') && !s.contains('>') && !s.contains('&'),
+            "{s}"
+        );
         assert_eq!(serde_json::from_str::<Value>(&s).expect("json"), v);
     }
 }

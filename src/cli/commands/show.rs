@@ -211,7 +211,9 @@ pub fn run(args: &ShowArgs) -> Result<i32, Error> {
         );
     }
     if r.conversation.is_none() {
-        say!("no conversation was saved for this cell (a transcript cell, or a run folder written before conversations were saved)");
+        say!(
+            "no conversation was saved for this cell (a transcript cell, or a run folder written before conversations were saved)"
+        );
         return Ok(exit::OK);
     }
     let cell = conversation::Cell::from(&r.id());

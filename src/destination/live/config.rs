@@ -262,7 +262,8 @@ impl ModelConfig {
         match &self.tool_choice {
             None => {}
             Some(Value::String(s)) if ["auto", "required", "none"].contains(&s.as_str()) => {}
-            Some(Value::Object(o)) if o.get("type").and_then(Value::as_str) == Some("function") => {}
+            Some(Value::Object(o)) if o.get("type").and_then(Value::as_str) == Some("function") => {
+            }
             Some(other) => {
                 return Err(format!(
                     "`tool_choice` must be \"auto\", \"required\", \"none\" or {{type = \"function\", function = {{name = \"…\"}}}}, not {other}"
@@ -309,7 +310,10 @@ impl ModelConfig {
     pub fn table(&self) -> String {
         if self.name.starts_with("openai:") {
             format!("`{}` (OPENAI_BASE_URL / OPENAI_API_KEY)", self.name)
-        } else if LOCAL_SERVERS.iter().any(|(p, _, _)| self.name.starts_with(p)) {
+        } else if LOCAL_SERVERS
+            .iter()
+            .any(|(p, _, _)| self.name.starts_with(p))
+        {
             format!("`{}` (--base-url / --api-key-env)", self.name)
         } else {
             format!("[model.{}]", self.name)
@@ -439,7 +443,10 @@ mod tests {
         let f = m.request_fields();
         assert_eq!(f["tool_choice"], "required");
         assert_eq!(f["stop"], serde_json::json!(["<|im_end|>"]));
-        assert_eq!((f["top_k"].clone(), f["max_tokens"].clone()), (20.into(), 64.into()));
+        assert_eq!(
+            (f["top_k"].clone(), f["max_tokens"].clone()),
+            (20.into(), 64.into())
+        );
         assert_eq!(m.check_request(), Ok(()));
         m.summariser = Some(SummariserSettings {
             max_tokens: Some(300),
@@ -447,7 +454,11 @@ mod tests {
         });
         assert_eq!(m.summary_body("p")["max_tokens"], 300);
         m.extra_body.insert("messages".into(), Value::Null);
-        assert!(m.check_request().expect_err("reserved").contains("`messages`"));
+        assert!(
+            m.check_request()
+                .expect_err("reserved")
+                .contains("`messages`")
+        );
         m.extra_body.remove("messages");
         m.tool_choice = Some("always".into());
         assert!(m.check_request().expect_err("bad").contains("tool_choice"));

@@ -218,8 +218,10 @@ async fn continue_cell(
                 h
             }
             Ok(Admitted::Stop(cell)) => {
-                entry.outcome.note =
-                    Some(format!("not continued: the governed context was {:?}", cell.status));
+                entry.outcome.note = Some(format!(
+                    "not continued: the governed context was {:?}",
+                    cell.status
+                ));
                 let why = Uncontinued::NotDelivered;
                 let mut r = rec.uncontinued(s, at, 0, history_tokens, started, why);
                 r.governed = Some(cell);
@@ -312,7 +314,14 @@ async fn continue_cell(
                 let steps = actions + dest.steps_without_action();
                 take_exchanges(entry, dest.as_mut());
                 let spent = spent(first_action_ms);
-                return rec.errored_after(e.class, e.message, dest.as_mut(), &started, steps, spent);
+                return rec.errored_after(
+                    e.class,
+                    e.message,
+                    dest.as_mut(),
+                    &started,
+                    steps,
+                    spent,
+                );
             }
             None => {
                 let steps = actions + dest.steps_without_action();
