@@ -267,7 +267,9 @@ fn a_working_model_s_conversation_is_saved_shown_and_keeps_no_key() {
             .expect("read")
             .expect("the record's entry");
         assert_eq!(e.kind, Kind::Live);
-        assert!(!e.handoff.is_empty() && !e.tools.is_empty());
+        let handoffs = conversation::handoffs(&out).expect("handoffs");
+        let h = &handoffs[e.handoff.as_deref().expect("a handoff")];
+        assert!(!h.messages.is_empty() && !e.tools.is_empty());
         assert_eq!(e.exchanges.len(), 2);
         let first = &e.exchanges[0];
         assert_eq!(first.finish_reason.as_deref(), Some("tool_calls"));
@@ -305,6 +307,11 @@ fn a_working_model_s_conversation_is_saved_shown_and_keeps_no_key() {
     // No key anywhere in the folder, compressed files included.
     let files = contents(&out);
     assert!(files.iter().any(|(p, _)| p.ends_with(conversation::FILE)));
+    assert!(
+        files
+            .iter()
+            .any(|(p, _)| p.ends_with(conversation::HANDOFFS))
+    );
     assert!(files.iter().any(|(p, _)| p.ends_with("viewer.html")));
     for (p, text) in files {
         assert!(!text.contains(KEY), "the key leaked into {}", p.display());
@@ -416,6 +423,8 @@ fn the_viewer_filters_cells_and_shows_model_text_as_text_in_headless_chromium() 
         "{dom}"
     );
     assert!(dom.contains("find_ticket_by_key"), "{dom}");
+    assert!(dom.contains("Handoff ("), "{dom}");
+    assert!(dom.contains("Resolve customer cust-9"), "{dom}");
     assert!(dom.contains("&lt;img src=x onerror="), "{dom}");
     assert!(!dom.contains("<img") && !dom.contains("<b>bold"), "{dom}");
     assert!(!dom.contains("pwned</title>"), "{dom}");

@@ -18,10 +18,14 @@ use std::sync::Mutex;
 use flate2::Compression;
 use flate2::write::GzEncoder;
 
-use super::{Cell, Entry};
+use std::collections::{BTreeMap, HashSet};
+
+use super::{Cell, Entry, Handoff};
 
 /// The conversations file of a run folder.
 pub const FILE: &str = "conversations.jsonl.gz";
+/// The handoffs the conversations name, once each.
+pub const HANDOFFS: &str = "handoffs.jsonl.gz";
 
 /// Why the conversations file could not be read or written.
 #[derive(Debug, thiserror::Error)]
@@ -39,12 +43,14 @@ pub enum LogError {
     },
 }
 
-/// The conversations file a run appends to, opened on the first entry: a fresh run replaces the
-/// file, a resumed one cuts a torn last member off and appends.
+/// The conversations file a run appends to (and its handoffs file), opened on the first entry: a
+/// fresh run replaces the files, a resumed one cuts a torn last member off and appends.
 pub struct Log {
     path: PathBuf,
-    resume: bool,
-    file: Mutex<Option<std::fs::File>>,
+    entries: Members,
+    handoffs: Members,
+    /// The handoffs written by this process (a resumed run may write one again: harmless).
+    written: Mutex<HashSet<String>>,
     /// The first write that failed: the run ends with an I/O error once its cells are done.
     failed: Mutex<Option<String>>,
 }
@@ -54,8 +60,9 @@ impl Log {
     pub fn new(dir: &Path, resume: bool) -> Log {
         Log {
             path: dir.join(FILE),
-            resume,
-            file: Mutex::new(None),
+            entries: Members::new(dir.join(FILE), resume),
+            handoffs: Members::new(dir.join(HANDOFFS), resume),
+            written: Mutex::new(HashSet::new()),
             failed: Mutex::new(None),
         }
     }
@@ -64,10 +71,11 @@ impl Log {
         &self.path
     }
 
-    /// Appends one entry as one gzip member (secrets redacted). On failure the error is also
-    /// kept for [`Log::failure`].
-    pub fn append(&self, entry: &Entry) -> Result<(), LogError> {
-        let result = self.write(entry);
+    /// Appends one entry as one gzip member (secrets redacted), after its handoff when this
+    /// process has not written that one yet. On failure the error is also kept for
+    /// [`Log::failure`].
+    pub fn append(&self, entry: &Entry, handoff: Option<&Handoff>) -> Result<(), LogError> {
+        let result = self.write(entry, handoff);
         if let Err(e) = &result {
             let mut f = self.failed.lock().unwrap_or_else(|p| p.into_inner());
             f.get_or_insert_with(|| e.to_string());
@@ -75,12 +83,55 @@ impl Log {
         result
     }
 
-    fn write(&self, entry: &Entry) -> Result<(), LogError> {
+    fn write(&self, entry: &Entry, handoff: Option<&Handoff>) -> Result<(), LogError> {
+        if let Some(h) = handoff {
+            let mut written = self.written.lock().unwrap_or_else(|p| p.into_inner());
+            if !written.contains(&h.digest) {
+                // Before the entry that names it, so a named handoff is always on disk.
+                self.handoffs.append(h)?;
+                written.insert(h.digest.clone());
+            }
+        }
+        self.entries.append(entry)
+    }
+
+    /// The first write that failed, if any.
+    pub fn failure(&self) -> Option<String> {
+        self.failed
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .clone()
+    }
+
+    /// Syncs the files to the disk (at the end of a run).
+    pub fn sync(&self) -> Result<(), LogError> {
+        self.handoffs.sync()?;
+        self.entries.sync()
+    }
+}
+
+/// One file of gzip members, appended whole.
+struct Members {
+    path: PathBuf,
+    resume: bool,
+    file: Mutex<Option<std::fs::File>>,
+}
+
+impl Members {
+    fn new(path: PathBuf, resume: bool) -> Members {
+        Members {
+            path,
+            resume,
+            file: Mutex::new(None),
+        }
+    }
+
+    fn append<T: serde::Serialize>(&self, value: &T) -> Result<(), LogError> {
         let io = |source| LogError::Io {
             path: self.path.clone(),
             source,
         };
-        let mut line = crate::secrets::json_line(entry);
+        let mut line = crate::secrets::json_line(value);
         line.push('\n');
         let mut enc = GzEncoder::new(Vec::new(), Compression::default());
         enc.write_all(line.as_bytes()).map_err(io)?;
@@ -111,16 +162,7 @@ impl Log {
         file.write_all(&member).map_err(io)
     }
 
-    /// The first write that failed, if any.
-    pub fn failure(&self) -> Option<String> {
-        self.failed
-            .lock()
-            .unwrap_or_else(|p| p.into_inner())
-            .clone()
-    }
-
-    /// Syncs the file to the disk (at the end of a run).
-    pub fn sync(&self) -> Result<(), LogError> {
+    fn sync(&self) -> Result<(), LogError> {
         let guard = self.file.lock().unwrap_or_else(|p| p.into_inner());
         match guard.as_ref() {
             Some(f) => f.sync_all().map_err(|source| LogError::Io {
@@ -181,7 +223,19 @@ pub fn repair(path: &Path) -> Result<u64, LogError> {
 /// Every whole entry of run folder `dir`'s conversations file, in the order they were written
 /// (none when the file does not exist; a torn last member is left out).
 pub fn read(dir: &Path) -> Result<Vec<Entry>, LogError> {
-    let path = dir.join(FILE);
+    lines(&dir.join(FILE))
+}
+
+/// The handoffs of run folder `dir`, by digest.
+pub fn handoffs(dir: &Path) -> Result<BTreeMap<String, Handoff>, LogError> {
+    Ok(lines::<Handoff>(&dir.join(HANDOFFS))?
+        .into_iter()
+        .map(|h| (h.digest.clone(), h))
+        .collect())
+}
+
+fn lines<T: serde::de::DeserializeOwned>(path: &Path) -> Result<Vec<T>, LogError> {
+    let path = path.to_path_buf();
     let bytes = match std::fs::read(&path) {
         Ok(b) => b,
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(Vec::new()),
@@ -269,8 +323,15 @@ mod tests {
     fn entries_append_as_gzip_members_and_a_torn_tail_is_cut_on_resume() {
         let dir = tempfile::tempdir().expect("tempdir");
         let log = Log::new(dir.path(), false);
-        log.append(&entry("a")).expect("append");
-        log.append(&entry("b")).expect("append");
+        let h = Handoff::new(vec![serde_json::json!({"role": "user", "content": "go"})]);
+        let mut a = entry("a");
+        a.handoff = Some(h.digest.clone());
+        log.append(&a, Some(&h)).expect("append");
+        log.append(&entry("b"), Some(&h)).expect("append");
+        // The handoff is kept once.
+        let hs = handoffs(dir.path()).expect("handoffs");
+        assert_eq!(hs.len(), 1);
+        assert_eq!(hs[&h.digest], h);
         drop(log);
         let path = dir.path().join(FILE);
         let whole = std::fs::read(&path).expect("read");
@@ -292,14 +353,14 @@ mod tests {
         let log = Log::new(dir.path(), true);
         let mut again = entry("a");
         again.outcome.status = "errored".into();
-        log.append(&again).expect("append");
+        log.append(&again, None).expect("append");
         let all = read(dir.path()).expect("read");
         assert_eq!(all.len(), 3);
         let found = find(dir.path(), &entry("a").cell).expect("find");
         assert_eq!(found.map(|e| e.outcome.status), Some("errored".into()));
         // A fresh run replaces the file.
         let log = Log::new(dir.path(), false);
-        log.append(&entry("c")).expect("append");
+        log.append(&entry("c"), None).expect("append");
         assert_eq!(read(dir.path()).expect("read").len(), 1);
     }
 }

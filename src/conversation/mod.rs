@@ -2,7 +2,8 @@
 //! endpoint (the request as sent, the answer, its tool calls and their verdicts, timings, token
 //! usage and `finish_reason`), for every cell the actions it took and what the world answered,
 //! and how it ended. One gzip-compressed JSON-lines file per run folder (or shard),
-//! [`FILE`], one gzip member per cell ([`log`]).
+//! [`FILE`], one gzip member per cell ([`log`]); the handoffs, which many cells share, once each
+//! in [`HANDOFFS`], named by their digest.
 //!
 //! A record points at its entry with `conversation: "conversations.jsonl.gz"`; the entry is the
 //! last one in that file whose `cell` is the record's cell (a rerun cell's newer entry wins).
@@ -22,7 +23,7 @@ pub mod log;
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
-pub use log::{FILE, Log, LogError, find, read};
+pub use log::{FILE, HANDOFFS, Log, LogError, find, handoffs, read};
 
 /// The cell an entry belongs to (a record's identity, as JSON).
 #[derive(Debug, Clone, Default, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
@@ -61,10 +62,11 @@ pub enum Kind {
 pub struct Entry {
     pub cell: Cell,
     pub kind: Kind,
-    /// The handoff the destination was given, as chat messages (empty when the cell never got
-    /// one: its handoff could not be built, or was not delivered).
-    #[serde(default)]
-    pub handoff: Vec<Value>,
+    /// The digest of the handoff the destination was given ([`Handoff`], in [`HANDOFFS`]; kept
+    /// once per run folder, as many cells share one); none when the cell never got one (its
+    /// handoff could not be built, or was not delivered).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub handoff: Option<String>,
     /// The handoff's tokens at restore.
     #[serde(default)]
     pub handoff_tokens: u64,
@@ -78,6 +80,27 @@ pub struct Entry {
     #[serde(default)]
     pub steps: Vec<Step>,
     pub outcome: Outcome,
+}
+
+/// A handoff as the destinations were given it, kept once per run folder and named by its
+/// digest (SHA-256 of its messages' JSON).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Handoff {
+    pub digest: String,
+    /// The handoff as chat messages.
+    pub messages: Vec<Value>,
+}
+
+impl Handoff {
+    /// The handoff of these messages, with its digest.
+    pub fn new(messages: Vec<Value>) -> Handoff {
+        use sha2::Digest;
+        let text = serde_json::to_string(&messages).unwrap_or_default();
+        Handoff {
+            digest: hex::encode(sha2::Sha256::digest(text.as_bytes())),
+            messages,
+        }
+    }
 }
 
 /// One model turn of a live cell: a request, and the completion or the error that ended it.
@@ -181,7 +204,7 @@ impl Entry {
         Entry {
             cell,
             kind,
-            handoff: Vec::new(),
+            handoff: None,
             handoff_tokens: 0,
             tools: Vec::new(),
             exchanges: Vec::new(),

@@ -4,8 +4,8 @@
 //!
 //! Owns: checking that the folders' manifests describe the same run (all keys but the shard),
 //! that no cell is missing or present twice, restoring cell order from the manifest, and writing
-//! `manifest.json`, `results.jsonl` and `continuity.jsonl`. Must not: run a cell or render a
-//! report (the command calls [`crate::report`] afterwards).
+//! `manifest.json`, `results.jsonl`, `continuity.jsonl` and the shards' conversations. Must
+//! not: run a cell or render a report (the command calls [`crate::report`] afterwards).
 
 use std::collections::{BTreeMap, HashMap};
 use std::path::{Path, PathBuf};
@@ -213,17 +213,15 @@ pub fn merge(out: &Path, dirs: &[PathBuf]) -> Result<Merged, RunError> {
         .collect();
     write("results.jsonl", text.into_bytes())?;
     write("continuity.jsonl", continuity)?;
-    // The shards' conversations, one file: entries are found by their cell, so concatenated
-    // gzip members serve the merged records as they are.
-    let files: Vec<PathBuf> = dirs
-        .iter()
-        .map(|d| d.join(crate::conversation::FILE))
-        .collect();
-    let merged = out.join(crate::conversation::FILE);
-    crate::conversation::log::concat(&files, &merged).map_err(|e| match e {
-        crate::conversation::LogError::Io { path, source } => RunError::Io { path, source },
-        other => RunError::Usage(other.to_string()),
-    })?;
+    // The shards' conversations and handoffs, one file each: entries are found by their cell
+    // and handoffs by their digest, so concatenated gzip members serve the merged records.
+    for name in [crate::conversation::FILE, crate::conversation::HANDOFFS] {
+        let files: Vec<PathBuf> = dirs.iter().map(|d| d.join(name)).collect();
+        crate::conversation::log::concat(&files, &out.join(name)).map_err(|e| match e {
+            crate::conversation::LogError::Io { path, source } => RunError::Io { path, source },
+            other => RunError::Usage(other.to_string()),
+        })?;
+    }
     Ok(Merged {
         folders: dirs.len(),
         records: placed.len(),

@@ -22,7 +22,9 @@ use std::path::Path;
 
 use serde_json::{Value, json};
 
-use crate::conversation::{self, Entry};
+use std::collections::BTreeMap;
+
+use crate::conversation::{self, Entry, Handoff};
 use crate::record::{RunRecord, Status};
 
 /// The page's file name in a run folder.
@@ -139,19 +141,65 @@ pub fn outcome(r: &RunRecord) -> &'static str {
     }
 }
 
-/// The page's data: one object per cell, and the health of the live destinations.
-fn data(records: &[RunRecord], entries: Vec<Entry>) -> Value {
-    let mut by_cell: std::collections::BTreeMap<conversation::Cell, Entry> = Default::default();
+/// At most this many bytes of conversations and handoffs go into the page; the cells past it
+/// (successes first, then scored failures: errored and live cells are embedded first) say how
+/// to print them (`show`).
+pub const EMBED_LIMIT: usize = 24 << 20;
+
+/// Which cells' conversations the page embeds first: errored, then live, then failed, then the
+/// rest; in record order within each.
+fn priority(r: &RunRecord) -> u8 {
+    match (outcome(r), r.diagnostics.live.is_some()) {
+        ("errored", _) => 0,
+        (_, true) => 1,
+        ("failure", _) => 2,
+        _ => 3,
+    }
+}
+
+/// The page's data: one object per cell, the handoffs the embedded cells name, and the health of
+/// the live destinations.
+fn data(records: &[RunRecord], entries: Vec<Entry>, handoffs: &BTreeMap<String, Handoff>) -> Value {
+    let mut by_cell: BTreeMap<conversation::Cell, Entry> = BTreeMap::new();
     for e in entries {
         // The last entry of a cell wins (a rerun's).
         by_cell.insert(e.cell.clone(), e);
+    }
+    let mut order: Vec<usize> = (0..records.len()).collect();
+    order.sort_by_key(|&i| (priority(&records[i]), i));
+    let mut budget = EMBED_LIMIT;
+    let mut embedded: BTreeMap<usize, &Entry> = BTreeMap::new();
+    let mut shown: BTreeMap<&str, &Handoff> = BTreeMap::new();
+    for i in order {
+        let r = &records[i];
+        let Some(e) = r
+            .conversation
+            .as_ref()
+            .and_then(|_| by_cell.get(&conversation::Cell::from(&r.id())))
+        else {
+            continue;
+        };
+        let handoff = e.handoff.as_deref().and_then(|d| handoffs.get(d));
+        let new_handoff = handoff.filter(|h| !shown.contains_key(h.digest.as_str()));
+        let size = serde_json::to_string(e).map(|t| t.len()).unwrap_or(0)
+            + new_handoff
+                .and_then(|h| serde_json::to_string(&h.messages).ok())
+                .map(|t| t.len())
+                .unwrap_or(0);
+        if size > budget {
+            continue;
+        }
+        budget -= size;
+        if let Some(h) = new_handoff {
+            shown.insert(&h.digest, h);
+        }
+        embedded.insert(i, e);
     }
     let cells: Vec<Value> = records
         .iter()
         .enumerate()
         .map(|(i, r)| {
-            let id = conversation::Cell::from(&r.id());
-            let entry = r.conversation.as_ref().and_then(|_| by_cell.get(&id));
+            let entry = embedded.get(&i).copied();
             let requests: Vec<Value> = entry
                 .map(|e| {
                     (0..e.exchanges.len())
@@ -171,6 +219,7 @@ fn data(records: &[RunRecord], entries: Vec<Entry>) -> Value {
                 "live": r.diagnostics.live,
                 "explanation": explain(r),
                 "entry": entry,
+                "saved": r.conversation.is_some(),
                 // The last request whole: what the model saw at its last turn.
                 "last_request": requests.last(),
             })
@@ -183,7 +232,9 @@ fn data(records: &[RunRecord], entries: Vec<Entry>) -> Value {
                 "warning": h.warning()})
         })
         .collect();
-    json!({"cells": cells, "health": health})
+    let handoffs: BTreeMap<&str, &Vec<Value>> =
+        shown.iter().map(|(d, h)| (*d, &h.messages)).collect();
+    json!({"cells": cells, "handoffs": handoffs, "health": health})
 }
 
 /// JSON that cannot end a `<script>` element nor be read as markup: `<`, `>`, `&`, U+2028 and
@@ -205,8 +256,12 @@ pub fn script_json(v: &Value) -> String {
 }
 
 /// The page for these records and conversation entries.
-pub fn page(records: &[RunRecord], entries: Vec<Entry>) -> String {
-    let data = crate::secrets::json_line(&data(records, entries));
+pub fn page(
+    records: &[RunRecord],
+    entries: Vec<Entry>,
+    handoffs: &BTreeMap<String, Handoff>,
+) -> String {
+    let data = crate::secrets::json_line(&data(records, entries, handoffs));
     let data: Value = serde_json::from_str(&data).unwrap_or(Value::Null);
     TEMPLATE.replace("/*DATA*/", &script_json(&data))
 }
@@ -214,7 +269,8 @@ pub fn page(records: &[RunRecord], entries: Vec<Entry>) -> String {
 /// Writes `DIR/viewer.html` from the folder's records and conversations.
 pub fn write(dir: &Path, records: &[RunRecord]) -> Result<(), ViewerError> {
     let entries = conversation::read(dir)?;
-    let html = page(records, entries);
+    let handoffs = conversation::handoffs(dir)?;
+    let html = page(records, entries, &handoffs);
     let path = dir.join(FILE);
     std::fs::write(&path, html).map_err(|source| ViewerError::Io { path, source })
 }

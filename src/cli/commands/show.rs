@@ -62,13 +62,13 @@ fn message(m: &Value, pad: &str) -> String {
 }
 
 /// The cell's conversation, as lines.
-fn conversation(e: &Entry, full: bool) -> Vec<String> {
+fn conversation(e: &Entry, handoff: &[Value], full: bool) -> Vec<String> {
     let mut out = Vec::new();
     if let Some(note) = &e.outcome.note {
         out.push(clean(note));
     }
     out.push(format!("handoff ({} tokens):", e.handoff_tokens));
-    out.extend(e.handoff.iter().map(|m| message(m, "  ")));
+    out.extend(handoff.iter().map(|m| message(m, "  ")));
     if !e.tools.is_empty() {
         let names: Vec<&str> = e
             .tools
@@ -220,7 +220,15 @@ pub fn run(args: &ShowArgs) -> Result<i32, Error> {
     let entry = conversation::find(&args.dir, &cell).map_err(|e| Error::Usage(e.to_string()))?;
     match entry {
         Some(e) => {
-            for line in conversation(&e, args.full) {
+            let handoffs =
+                conversation::handoffs(&args.dir).map_err(|err| Error::Usage(err.to_string()))?;
+            let handoff = e
+                .handoff
+                .as_ref()
+                .and_then(|d| handoffs.get(d))
+                .map(|h| h.messages.clone())
+                .unwrap_or_default();
+            for line in conversation(&e, &handoff, args.full) {
                 say!("{line}");
             }
         }

@@ -143,7 +143,8 @@ pub async fn run_cell(shared: &Shared, c: &CellSpec, index: usize) -> RunRecord 
         None => conversation::Kind::Live,
     };
     let mut entry = conversation::Entry::new(conversation::Cell::default(), kind);
-    let mut r = continue_cell(shared, c, index, &mut entry).await;
+    let mut given = None;
+    let mut r = continue_cell(shared, c, index, &mut entry, &mut given).await;
     entry.cell = conversation::Cell::from(&r.id());
     entry.outcome = conversation::Outcome {
         status: match r.status {
@@ -156,7 +157,7 @@ pub async fn run_cell(shared: &Shared, c: &CellSpec, index: usize) -> RunRecord 
     };
     // A failed write is kept by the log (the run then ends with an I/O error); the record says
     // nothing it cannot back.
-    if shared.conversations.append(&entry).is_ok() {
+    if shared.conversations.append(&entry, given.as_ref()).is_ok() {
         r.conversation = Some(conversation::FILE.into());
     }
     r
@@ -168,6 +169,7 @@ async fn continue_cell(
     c: &CellSpec,
     index: usize,
     entry: &mut conversation::Entry,
+    given: &mut Option<conversation::Handoff>,
 ) -> RunRecord {
     let started = Instant::now();
     let s = &shared.scenarios[c.scenario];
@@ -231,7 +233,9 @@ async fn continue_cell(
         },
     };
     let handoff = &handoff;
-    entry.handoff = handoff.messages.iter().map(wire_message).collect();
+    let h = conversation::Handoff::new(handoff.messages.iter().map(wire_message).collect());
+    entry.handoff = Some(h.digest.clone());
+    *given = Some(h);
     entry.handoff_tokens = handoff.tokens_at_restore;
     if handoff.tokens_at_restore > usable {
         entry.outcome.note = Some(format!(
