@@ -97,3 +97,43 @@ fn an_output_folder_that_cannot_be_created_is_a_file_system_failure() {
         "not a folder"
     );
 }
+
+#[test]
+fn request_fields_the_harness_owns_and_a_model_name_without_a_url_stop_the_run_early() {
+    let d = tmp("request-fields");
+    let cfg = d.join("live.toml");
+    std::fs::write(
+        &cfg,
+        "[model.m]\nbase_url = \"http://127.0.0.1:9/v1\"\nmodel = \"x\"\nextra_body = { stream = true }\n",
+    )
+    .expect("write");
+    let out = d.join("out");
+    let (code, err) = run(&[
+        "--config",
+        cfg.to_str().expect("utf-8"),
+        "--models",
+        "m",
+        "--out",
+        out.to_str().expect("utf-8"),
+    ]);
+    assert_eq!(code, exit::CONFIG, "{err}");
+    assert!(
+        err.contains("[model.m]") && err.contains("`stream`"),
+        "{err}"
+    );
+    assert!(!out.join("results.jsonl").exists());
+    let (code, err) = run(&["--model-name", "m", "--out", out.to_str().expect("utf-8")]);
+    assert_eq!(code, exit::USAGE, "{err}");
+    assert!(err.contains("--model-name needs --base-url"), "{err}");
+}
+
+#[test]
+fn run_help_documents_the_not_meaningful_code() {
+    let o = bin().args(["run", "--help"]).output().expect("runs");
+    let help = String::from_utf8_lossy(&o.stdout);
+    assert_eq!(exit::run::NOT_MEANINGFUL, 12);
+    assert!(
+        help.contains(" 12 a live destination's ranking is not meaningful"),
+        "{help}"
+    );
+}
