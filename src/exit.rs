@@ -74,6 +74,10 @@ pub mod run {
     /// A live model failed its probe before the first cell (its key variable is not set, its
     /// base URL does not answer, or it refuses the key): no cell ran.
     pub const PREFLIGHT_FAILED: i32 = 7;
+    /// A live destination's ranking is not meaningful: it never made a valid tool call, or most
+    /// of its cells errored on its side ([`crate::health`]). The run folder and its reports are complete;
+    /// `report.md` and the terminal say which destination and why.
+    pub const NOT_MEANINGFUL: i32 = 13;
 }
 
 #[cfg(test)]
@@ -95,6 +99,7 @@ mod tests {
                 run::INCOMPLETE,
                 run::TOO_MANY_ERRORED,
                 run::PREFLIGHT_FAILED,
+                run::NOT_MEANINGFUL,
             ],
         ];
         for codes in own.iter().map(|o| [&global[..], o].concat()) {

@@ -29,6 +29,7 @@ const LAYERS: &[(&str, u8)] = &[
     // 0: leaves. They import nothing of the pipeline (at most another leaf); everything may
     // import them.
     ("durable", 0),
+    ("conversation", 0),
     ("envelope", 0),
     ("exit", 0),
     ("governed", 0),
@@ -69,9 +70,11 @@ const LAYERS: &[(&str, u8)] = &[
     ("transcript", 9),
     // 10: a saved run folder, as its readers share it.
     ("results", 10),
+    ("health", 10),
     // 11: the readers of saved records.
     ("report", 11),
     ("gate", 11),
+    ("viewer", 11),
     // 12: the binary's error type, over every command's errors.
     ("error", 12),
     // 13: the command line.

@@ -117,3 +117,43 @@ fn a_run_folder_another_process_writes_is_busy_and_nothing_is_written() {
     assert_eq!(o.status.code(), Some(exit::gate::BUSY));
     drop(held);
 }
+
+#[test]
+fn request_fields_the_harness_owns_and_a_model_name_without_a_url_stop_the_run_early() {
+    let d = tmp("request-fields");
+    let cfg = d.join("live.toml");
+    std::fs::write(
+        &cfg,
+        "[model.m]\nbase_url = \"http://127.0.0.1:9/v1\"\nmodel = \"x\"\nextra_body = { stream = true }\n",
+    )
+    .expect("write");
+    let out = d.join("out");
+    let (code, err) = run(&[
+        "--config",
+        cfg.to_str().expect("utf-8"),
+        "--models",
+        "m",
+        "--out",
+        out.to_str().expect("utf-8"),
+    ]);
+    assert_eq!(code, exit::CONFIG, "{err}");
+    assert!(
+        err.contains("[model.m]") && err.contains("`stream`"),
+        "{err}"
+    );
+    assert!(!out.join("results.jsonl").exists());
+    let (code, err) = run(&["--model-name", "m", "--out", out.to_str().expect("utf-8")]);
+    assert_eq!(code, exit::USAGE, "{err}");
+    assert!(err.contains("--model-name needs --base-url"), "{err}");
+}
+
+#[test]
+fn run_help_documents_the_not_meaningful_code() {
+    let o = bin().args(["run", "--help"]).output().expect("runs");
+    let help = String::from_utf8_lossy(&o.stdout);
+    assert_eq!(exit::run::NOT_MEANINGFUL, 13);
+    assert!(
+        help.contains(" 13 a live destination's ranking is not meaningful"),
+        "{help}"
+    );
+}

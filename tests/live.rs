@@ -898,8 +898,18 @@ fn the_api_key_appears_in_no_file_the_harness_writes() {
     files_under(&out, &mut files);
     files_under(&cache, &mut files);
     assert!(files.len() > 6);
+    assert!(files.iter().any(|f| f.ends_with("conversations.jsonl.gz")));
     for f in files {
-        let bytes = std::fs::read(&f).expect("read");
+        let mut bytes = std::fs::read(&f).expect("read");
+        if f.extension().is_some_and(|x| x == "gz") {
+            let mut plain = Vec::new();
+            std::io::Read::read_to_end(
+                &mut flate2::read::MultiGzDecoder::new(&bytes[..]),
+                &mut plain,
+            )
+            .expect("gunzip");
+            bytes = plain;
+        }
         assert!(
             !String::from_utf8_lossy(&bytes).contains(KEY),
             "the API key leaked into {}",
@@ -1039,15 +1049,21 @@ fn run_exits_non_zero_past_the_errored_fraction_and_when_a_probe_fails() {
         stderr.contains("live model rejects: http://127.0.0.1"),
         "{stderr}"
     );
+    // Within the allowed fraction, the destination whose every cell errored still makes the
+    // run's ranking of it meaningless: code 13, naming it.
     let o = binary()
         .args(args(&["--max-errored-fraction", "0.5"]))
         .output()
         .expect("run");
-    assert_eq!(
-        o.status.code(),
-        Some(0),
-        "{}",
-        String::from_utf8_lossy(&o.stderr)
+    let stderr = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(13), "{stderr}");
+    assert!(
+        stderr.contains("warning: live destination rejects: its ranking is not meaningful: never made a valid tool call; check that the server has tool calling on (vLLM --enable-auto-tool-choice --tool-call-parser, llama.cpp --jinja, an Ollama model with tool support); 1 of its 1 cells errored on the destination's side"),
+        "{stderr}"
+    );
+    assert!(
+        !stderr.contains("live destination scripted: its ranking"),
+        "{stderr}"
     );
     // The same from the configuration file.
     write_config(
@@ -1059,7 +1075,7 @@ fn run_exits_non_zero_past_the_errored_fraction_and_when_a_probe_fails() {
     let o = binary().args(args(&[])).output().expect("run");
     assert_eq!(
         o.status.code(),
-        Some(0),
+        Some(13),
         "{}",
         String::from_utf8_lossy(&o.stderr)
     );
@@ -1086,6 +1102,7 @@ fn untimed(mut recs: Vec<RunRecord>) -> Vec<RunRecord> {
         if let Some(l) = &mut r.diagnostics.live {
             l.latency_ms = 0.0;
             l.cache_latency_ms = 0.0;
+            l.first_request_ms = None;
         }
     }
     recs

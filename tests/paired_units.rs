@@ -11,6 +11,7 @@ fn record(scenario: &str, interrupt: &str, strategy: &str, rep: u32, quality: f6
         source: compaction_eval::record::Source::Scenario,
         transcript: None,
         governed: None,
+        conversation: None,
         scenario: scenario.into(),
         scale: "base".into(),
         interrupt: interrupt.into(),

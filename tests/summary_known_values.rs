@@ -19,6 +19,7 @@ fn record(strategy: &str, interrupt: &str, rep: u32, c: Cell) -> RunRecord {
         source: compaction_eval::record::Source::Scenario,
         transcript: None,
         governed: None,
+        conversation: None,
         scenario: "s".into(),
         scale: "base".into(),
         interrupt: interrupt.into(),

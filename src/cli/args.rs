@@ -17,8 +17,12 @@ Model specs (--models, comma-separated):
                          verifies before acting, treats quoted outside text as data
   sim:literal            simulated destination: follows every instruction the handoff carries
   sim:oracle             performs the reference continuation exactly: the scorer's calibration
-  openai:MODEL           a live OpenAI-compatible model; base URL from OPENAI_BASE_URL, key from
-                         OPENAI_API_KEY
+  openai:MODEL           a live OpenAI-compatible model; base URL from --base-url, else
+                         OPENAI_BASE_URL, else the OpenAI API; key from OPENAI_API_KEY
+  vllm:MODEL             a local vLLM server (http://127.0.0.1:8000/v1), no key
+  ollama:MODEL           a local Ollama server (http://127.0.0.1:11434/v1), no key
+  llamacpp:MODEL         a local llama.cpp server (http://127.0.0.1:8080/v1), no key
+                         (--base-url replaces the default URL, --api-key-env adds a key)
   NAME                   a live model configured in the --config file as a [model.NAME] table
                          (base_url, model, api_key_env, context_window, max_tokens, timeouts, ...)
 
@@ -35,6 +39,8 @@ Exit codes:
  10 a report could not be rendered; the records are intact (`report DIR` renders again)
  11 the harness failed: a bug, please report it
  12 the run folder is in use: another run, --resume or merge writes it (named in the message)
+ 13 a live destination's ranking is not meaningful: it never made a valid tool call, or most
+    of its cells errored on its side (the reports are written and say which and why)
 ";
 
 // Parsed once per process: the size of the largest variant (`run`'s many flags) costs nothing.
@@ -77,6 +83,9 @@ pub enum Command {
     /// Merge the run folders of the shards of one run (`run --shard K/N`) into one run folder:
     /// refuses folders of different runs, missing and duplicate cells; then writes the report.
     Merge(MergeArgs),
+    /// Print one cell of a run readably: its score explained, its handoff, and its conversation
+    /// (every request, answer, tool call and the world's answers). Without CELL, list the cells.
+    Show(ShowArgs),
     /// Import real agent logs (OpenAI chat messages, τ-bench trajectories), list and show them;
     /// `run --transcripts DIR` compacts and measures them.
     #[command(subcommand)]
@@ -247,6 +256,18 @@ pub struct RunArgs {
     /// session [default: each destination resumes as the source's agent].
     #[arg(long)]
     pub source_model: Option<String>,
+    /// The base URL (with `/v1`) of the live models named by a prefix (`openai:`, `vllm:`,
+    /// `ollama:`, `llamacpp:`) and of --model-name; it replaces a prefix's default URL.
+    #[arg(long)]
+    pub base_url: Option<String>,
+    /// A one-model run: the model name the endpoint at --base-url expects; it is the run's
+    /// destination when --models is not given.
+    #[arg(long)]
+    pub model_name: Option<String>,
+    /// The environment variable holding the API key of --model-name and of the prefixed models
+    /// (default: none for a local server, OPENAI_API_KEY for openai:).
+    #[arg(long)]
+    pub api_key_env: Option<String>,
     /// Live models (`[model.NAME]` tables of the configuration file).
     #[arg(skip)]
     #[serde(default)]
@@ -288,6 +309,9 @@ impl RunArgs {
             no_probe: self.no_probe || file.no_probe,
             governed_max_bytes: self.governed_max_bytes.or(file.governed_max_bytes),
             source_model: self.source_model.or(file.source_model),
+            base_url: self.base_url.or(file.base_url),
+            model_name: self.model_name.or(file.model_name),
+            api_key_env: self.api_key_env.or(file.api_key_env),
             model: file.model,
         }
     }
@@ -562,6 +586,18 @@ pub struct PluginSchemasArgs {
     /// Folder the three schema files are written to.
     #[arg(long, default_value = "strategies/schemas")]
     pub out_dir: PathBuf,
+}
+
+#[derive(Debug, Args)]
+pub struct ShowArgs {
+    /// The run folder.
+    pub dir: PathBuf,
+    /// The cell's number: its line in results.jsonl (1 for the first), as the list without CELL
+    /// and viewer.html number it.
+    pub cell: Option<usize>,
+    /// Print every request whole (by default a request shows only the messages it adds).
+    #[arg(long)]
+    pub full: bool,
 }
 
 #[derive(Debug, Args)]

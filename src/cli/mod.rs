@@ -53,6 +53,7 @@ pub fn run(cli: Cli) -> i32 {
         Command::Bench(args) => c::bench::run(dir, &args),
         Command::Report(args) => c::report::run(args),
         Command::Merge(args) => c::merge::run(&args),
+        Command::Show(args) => c::show::run(&args),
         Command::InspectContinuity(args) => c::inspect_continuity::run(&args),
         Command::ContextReport(args) => c::context::report(dir, &args),
         Command::InspectContext(args) => c::context::inspect(&args),

@@ -83,6 +83,14 @@ pub trait Destination: Send {
 
     /// What the destination reports once the cell ends.
     fn report(&mut self) -> DestinationReport;
+
+    /// A live destination's exchanges with its endpoint (the function definitions it sent and
+    /// every request and answer), taken once the cell ends; `None` for simulated destinations.
+    fn conversation(
+        &mut self,
+    ) -> Option<(Vec<serde_json::Value>, Vec<crate::conversation::Exchange>)> {
+        None
+    }
 }
 
 /// What a destination says about its own run, for the record's diagnostics.

@@ -4,6 +4,8 @@
 //! Owns: the counters and how two sets add up. Must not: count a call itself (the live client
 //! does) or import anything of the crate.
 
+use std::collections::BTreeMap;
+
 use serde::{Deserialize, Serialize};
 
 /// Per-cell counters of live calls (recorded in diagnostics).
@@ -36,10 +38,32 @@ pub struct LiveStats {
     pub cache_latency_ms: f64,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub cost_usd: Option<f64>,
+    /// Completions with at least one valid tool call (a known tool, arguments a JSON object).
+    #[serde(default)]
+    pub tool_call_turns: u32,
+    /// Completions with at least one tool call whose arguments are not a JSON object.
+    #[serde(default, skip_serializing_if = "is_zero_u32")]
+    pub malformed_turns: u32,
+    /// Completions cut at `max_tokens` (`finish_reason` `length`).
+    #[serde(default, skip_serializing_if = "is_zero_u32")]
+    pub length_turns: u32,
+    /// How many completions ended with each `finish_reason` (`none` when the endpoint gave none).
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub finish_reasons: BTreeMap<String, u32>,
+    /// The cell's first request: wall time until its answer (retries included), ms.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub first_request_ms: Option<f64>,
+    /// The cell's first request: its prompt tokens (reported, else counted).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub first_prompt_tokens: Option<u64>,
 }
 
 fn is_zero(x: &f64) -> bool {
     *x == 0.0
+}
+
+fn is_zero_u32(x: &u32) -> bool {
+    *x == 0
 }
 
 impl LiveStats {
@@ -64,6 +88,15 @@ impl LiveStats {
         self.text_only_turns += o.text_only_turns;
         self.latency_ms += o.latency_ms;
         self.cache_latency_ms += o.cache_latency_ms;
+        self.tool_call_turns += o.tool_call_turns;
+        self.malformed_turns += o.malformed_turns;
+        self.length_turns += o.length_turns;
+        for (k, n) in &o.finish_reasons {
+            *self.finish_reasons.entry(k.clone()).or_default() += n;
+        }
+        // A cell's first request stays its own; a sum of cells keeps the first one's.
+        self.first_request_ms = self.first_request_ms.or(o.first_request_ms);
+        self.first_prompt_tokens = self.first_prompt_tokens.or(o.first_prompt_tokens);
         if let Some(c) = o.cost_usd {
             self.cost_usd = Some(self.cost_usd.unwrap_or(0.0) + c);
         }

@@ -132,6 +132,11 @@ pub struct RunRecord {
     /// A governed cell (`gov:X`, seed 004): its policy, context report, lineage and receipt.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub governed: Option<GovernedCell>,
+    /// The file of the run folder that holds this cell's conversation
+    /// (`conversations.jsonl.gz`; the entry is the last one of this cell there). Absent in records
+    /// written before conversations were saved, and for transcript cells.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub conversation: Option<String>,
 }
 
 impl Serialize for RunRecord {

@@ -132,6 +132,10 @@ pub fn render_dir_with(
         let p = dir.join(e.file_name());
         crate::durable::write(&p, &bytes).map_err(|source| ReportError::Io { path: p, source })?;
     }
+    crate::viewer::write(dir, &records).map_err(|e| ReportError::Io {
+        path: dir.join(crate::viewer::FILE),
+        source: std::io::Error::other(e.to_string()),
+    })?;
     let plot_dir = dir.join("plots");
     for p in &plots {
         plots::write(&plot_dir, p).map_err(|source| ReportError::Io {

@@ -20,14 +20,20 @@ pub fn live_model(cfg: &RunConfig, name: &str) -> Option<ModelConfig> {
         m.name = name.to_string();
         return Some(m);
     }
-    // `openai:MODEL` has no table to set a limit in: it runs as many requests as cells.
-    name.strip_prefix("openai:")
-        .filter(|m| !m.is_empty())
-        .map(|m| {
-            let mut c = ModelConfig::openai(m);
-            c.max_concurrency = cfg.concurrency.max(1);
-            c
-        })
+    // `openai:MODEL` and the local servers' prefixes have no table to set a limit in: they run
+    // as many requests as cells.
+    ModelConfig::from_prefix(name).map(|mut c| {
+        c.max_concurrency = cfg.concurrency.max(1);
+        c
+    })
+}
+
+/// Checks a live model's durations and request fields; the error names the model.
+fn check(name: &str, mc: &ModelConfig) -> Result<(), RunError> {
+    mc.check_durations()
+        .map_err(|e| RunError::Config(format!("model `{name}`: {e}")))?;
+    mc.check_request()
+        .map_err(|e| RunError::Config(format!("model `{name}`: {e}")))
 }
 
 /// The response cache of a run (`None` with `--no-cache`).
@@ -71,7 +77,13 @@ pub(super) fn instances(
         by_budget.push((b, insts));
     }
     let mut clients: Vec<Arc<LiveClient>> = live.values().cloned().collect();
-    clients.extend(summarisers.iter().cloned());
+    // A model that is both a destination and a summariser is one client: probed and announced
+    // once.
+    for s in &summarisers {
+        if !clients.iter().any(|c| Arc::ptr_eq(c, s)) {
+            clients.push(s.clone());
+        }
+    }
     if cfg.probe {
         preflight(&clients)?;
     }
@@ -98,14 +110,18 @@ pub(super) fn live_clients(
                 .collect();
             known.extend(cfg.model_defs.keys().cloned());
             known.push("openai:MODEL".into());
+            known.extend(
+                crate::destination::live::LOCAL_SERVERS
+                    .iter()
+                    .map(|(p, _, _)| format!("{p}MODEL")),
+            );
             return Err(RunError::Unknown {
                 what: "destination model",
                 id: m.clone(),
                 known: known.join(", "),
             });
         };
-        mc.check_durations()
-            .map_err(|e| RunError::Config(format!("model `{m}`: {e}")))?;
+        check(m, &mc)?;
         let client = LiveClient::new(mc, cache.clone()).map_err(|e| RunError::Config(e.message))?;
         live.insert(m.clone(), Arc::new(client));
     }
@@ -143,8 +159,7 @@ fn strategies(
                                 "strategy `{id}`: summarizer `{name}` is not a configured model (add [model.{name}] to the configuration, or use openai:MODEL)"
                             ))
                         })?;
-                        mc.check_durations()
-                            .map_err(|e| RunError::Config(format!("model `{name}`: {e}")))?;
+                        check(&name, &mc)?;
                         Arc::new(
                             LiveClient::new(mc, cache.clone())
                                 .map_err(|e| RunError::Config(e.message))?,

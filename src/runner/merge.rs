@@ -4,11 +4,11 @@
 //!
 //! Owns: checking that the folders' manifests describe the same run (all keys but the shard),
 //! that no cell is missing or present twice, restoring cell order from the manifest, and writing
-//! `manifest.json`, `results.jsonl`, `continuity.jsonl` and the shards' `artifacts/` and
-//! `policies/` (atomically, under the output folder's lock), and never writing over another run
-//! (a folder of another run is refused unless `--force`; a merge done again replaces its own
-//! files, leaving nothing stale). Must not: run a cell or render a
-//! report (the command calls [`crate::report`] afterwards).
+//! `manifest.json`, `results.jsonl`, `continuity.jsonl`, the shards' conversations and their
+//! `artifacts/` and `policies/` (atomically, under the output folder's lock), and never writing over
+//! another run (a folder of another run is refused unless `--force`; a merge done again replaces its
+//! own files, leaving nothing stale). Must not: run a cell or render a report (the command calls
+//! [`crate::report`] afterwards).
 
 use std::collections::{BTreeMap, HashMap};
 use std::path::{Path, PathBuf};
@@ -323,6 +323,15 @@ pub fn merge(out: &Path, dirs: &[PathBuf], opts: MergeOptions) -> Result<Merged,
         .collect();
     write("results.jsonl", text.into_bytes())?;
     write("continuity.jsonl", continuity)?;
+    // The shards' conversations and handoffs, one file each: entries are found by their cell
+    // and handoffs by their digest, so concatenated gzip members serve the merged records.
+    for name in [crate::conversation::FILE, crate::conversation::HANDOFFS] {
+        let files: Vec<PathBuf> = dirs.iter().map(|d| d.join(name)).collect();
+        crate::conversation::log::concat(&files, &out.join(name)).map_err(|e| match e {
+            crate::conversation::LogError::Io { path, source } => RunError::Io { path, source },
+            other => RunError::Usage(other.to_string()),
+        })?;
+    }
     write("manifest.json", manifest)?;
     Ok(Merged {
         folders: dirs.len(),

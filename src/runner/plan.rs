@@ -85,6 +85,9 @@ pub struct Plan {
     /// Strategies whose handoff depends on the destination's usable context (one handoff per
     /// distinct usable context); every other strategy's handoff serves every destination.
     pub windowed: BTreeSet<Arc<str>>,
+    /// Where every cell's conversation goes (`OUT/conversations.jsonl.gz`, opened by the first
+    /// cell); a write that failed is in its `failure`.
+    pub conversations: Arc<crate::conversation::Log>,
 }
 
 impl Plan {
@@ -245,6 +248,7 @@ pub fn plan(cfg: &RunConfig) -> Result<Plan, RunError> {
         panic_cell: None,
         receipt_fault: None,
         windowed: shared.windowed,
+        conversations: Arc::new(crate::conversation::Log::new(&cfg.out, cfg.resume)),
     })
 }
 

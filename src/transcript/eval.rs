@@ -176,6 +176,7 @@ fn record(f: &CutFacts<'_>, strategy: &str, model: &str, seed: u64) -> RunRecord
         diagnostics: Diagnostics::default(),
         transcript: None,
         governed: None,
+        conversation: None,
     }
 }
 

@@ -30,6 +30,7 @@ pub mod plugin_schemas;
 pub mod report;
 pub mod run;
 pub mod scenarios;
+pub mod show;
 pub mod tau;
 pub mod transcripts;
 

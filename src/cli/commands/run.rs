@@ -131,6 +131,18 @@ fn run_matrix(cfg: &RunConfig, max_errored: f64) -> Result<i32, Error> {
     crate::runner::write_manifest(cfg, &plan)?;
     let mut progress = Progress::new();
     let written = crate::runner::execute(cfg, &plan, &mut progress)?;
+    // Every record that names its conversation has it on disk; a write that failed fails the run.
+    let log = &plan.conversations;
+    if let Some(why) = log.failure() {
+        return Err(Error::Write {
+            path: log.path().to_path_buf(),
+            source: std::io::Error::other(why),
+        });
+    }
+    log.sync().map_err(|e| Error::Write {
+        path: log.path().to_path_buf(),
+        source: std::io::Error::other(e.to_string()),
+    })?;
     // Every cell of the matrix must have its record; a run that lost some is never a success.
     if let Err(e) = crate::runner::check_complete(cfg, &plan) {
         eprintln!("error: {e}");
@@ -150,7 +162,17 @@ fn run_matrix(cfg: &RunConfig, max_errored: f64) -> Result<i32, Error> {
             .unwrap_or_default(),
         cfg.out.join("report.md").display()
     ));
+    let health = crate::health::assess(&records);
+    let unhealthy: Vec<&crate::health::Health> =
+        health.iter().filter(|h| !h.meaningful()).collect();
     for r in summary.ranking.iter().filter(|r| r.rank <= 3) {
+        if unhealthy.iter().any(|h| h.model == r.model) {
+            say(&format!(
+                "  {} #{}: {} (not meaningful: see the warning below)",
+                r.model, r.rank, r.strategy
+            ));
+            continue;
+        }
         if r.all_errored {
             say(&format!(
                 "  {} #{}: {} (every cell errored: not ranked)",
@@ -181,6 +203,17 @@ fn run_matrix(cfg: &RunConfig, max_errored: f64) -> Result<i32, Error> {
     } else {
         errored as f64 / records.len() as f64
     };
+    for h in &health {
+        eprintln!("live destination {}: {}", h.model, h.figures());
+    }
+    for h in &unhealthy {
+        eprintln!(
+            "warning: live destination {}: its ranking is not meaningful: {}; see the conversations in {}",
+            h.model,
+            h.warning(),
+            cfg.out.join(crate::viewer::FILE).display()
+        );
+    }
     if fraction > max_errored {
         eprintln!(
             "error: {errored} of {} cells errored ({:.1}%), more than --max-errored-fraction {max_errored} allows; see \"Errored cells\" in {}",
@@ -190,7 +223,57 @@ fn run_matrix(cfg: &RunConfig, max_errored: f64) -> Result<i32, Error> {
         );
         return Ok(exit::run::TOO_MANY_ERRORED);
     }
+    if !unhealthy.is_empty() {
+        return Ok(exit::run::NOT_MEANINGFUL);
+    }
     Ok(exit::OK)
+}
+
+/// The live models the flags name: `--model-name` at `--base-url` (a one-model run), and the
+/// prefixed models of `--models` (`openai:`, `vllm:`, `ollama:`, `llamacpp:`) with `--base-url`
+/// and `--api-key-env` applied, as `[model.NAME]` tables (so the manifest records them). A table
+/// of the configuration file with the same name wins.
+fn flag_models(a: &mut RunArgs, concurrency: usize) -> Result<(), Error> {
+    use crate::destination::live::ModelConfig;
+    if let Some(url) = &a.base_url
+        && !(url.starts_with("http://") || url.starts_with("https://"))
+    {
+        return Err(Error::Usage(format!(
+            "--base-url must be an http:// or https:// URL ending in /v1, not `{url}`"
+        )));
+    }
+    if let Some(name) = a.model_name.clone() {
+        let Some(base) = a.base_url.clone() else {
+            return Err(Error::Usage(
+                "--model-name needs --base-url (the endpoint's URL, with /v1); or name the model with a prefix in --models: vllm:MODEL, ollama:MODEL, llamacpp:MODEL, openai:MODEL".into(),
+            ));
+        };
+        if !a.model.contains_key(&name) {
+            let mut m = ModelConfig::at(&base, &name);
+            m.api_key_env = a.api_key_env.clone();
+            m.max_concurrency = concurrency.max(1);
+            a.model.insert(name.clone(), m);
+        }
+        a.models.get_or_insert_with(|| vec![name]);
+    }
+    let specs: Vec<String> = a.models.clone().unwrap_or_default();
+    for spec in specs {
+        if a.model.contains_key(&spec) {
+            continue;
+        }
+        let Some(mut m) = ModelConfig::from_prefix(&spec) else {
+            continue;
+        };
+        if let Some(url) = &a.base_url {
+            m.base_url = url.trim_end_matches('/').to_string();
+        }
+        if a.api_key_env.is_some() {
+            m.api_key_env = a.api_key_env.clone();
+        }
+        m.max_concurrency = concurrency.max(1);
+        a.model.insert(spec.clone(), m);
+    }
+    Ok(())
 }
 
 /// `run --transcripts DIR`: the transcript cells, then the report.
@@ -273,6 +356,9 @@ fn config(dir: &Path, a: RunArgs) -> Result<(RunConfig, f64), Error> {
         }
         None => a,
     };
+    let mut a = a;
+    let concurrency = a.concurrency.unwrap_or(RunConfig::default().concurrency);
+    flag_models(&mut a, concurrency)?;
     let max_errored = a.max_errored_fraction.unwrap_or(0.0);
     if !(0.0..=1.0).contains(&max_errored) {
         return Err(Error::Usage(format!(
@@ -353,6 +439,8 @@ fn config(dir: &Path, a: RunArgs) -> Result<(RunConfig, f64), Error> {
     for (name, m) in &cfg.model_defs {
         m.check_durations()
             .map_err(|e| Error::Config(format!("model `{name}`: {e}")))?;
+        m.check_request()
+            .map_err(|e| Error::Config(format!("[model.{name}] {e}")))?;
     }
     for (name, m) in &cfg.model_defs {
         let bad =

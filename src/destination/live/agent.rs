@@ -16,6 +16,7 @@ use async_openai::types::chat::ChatCompletionMessageToolCalls;
 use serde_json::{Value, json};
 
 use super::{CallContext, CellError, ErrorClass, LiveClient, LiveStats};
+use crate::conversation::{self, Exchange, ToolCall, Verdict};
 use crate::destination::{Action, ActionResult};
 use crate::handoff::{Handoff, Message, Role};
 use crate::scenario::{FinishStatus, Object, Scenario};
@@ -73,6 +74,12 @@ pub struct LiveAgent {
     /// Tool calls and turns that gave the runner no action.
     wasted: u32,
     pub stats: LiveStats,
+    /// When the agent was made (the cell's start, for the conversation's timings).
+    started: Instant,
+    /// The messages of the last request sent (each request's record extends it).
+    sent: Vec<Value>,
+    /// Every exchange with the endpoint so far.
+    exchanges: Vec<Exchange>,
 }
 
 /// The nudge a real agent runtime sends when a model answers without calling a tool.
@@ -117,33 +124,38 @@ impl LiveAgent {
             actions: 0,
             wasted: 0,
             stats: LiveStats::default(),
+            started: Instant::now(),
+            sent: Vec::new(),
+            exchanges: Vec::new(),
         }
     }
 
+    /// The request body: the model's request fields ([`super::ModelConfig::request_fields`]),
+    /// the messages and the tools.
     fn body(&self) -> Value {
-        let c = &self.client.config;
-        let mut b = json!({ "model": c.model, "messages": self.messages, "tools": self.tools,
-            "tool_choice": "auto", "max_tokens": c.max_tokens_sent() });
-        if let Some(t) = c.temperature {
-            b["temperature"] = json!(t);
-        }
-        if let Some(s) = c.seed {
-            b["seed"] = json!(s);
-        }
-        b
+        let mut b = serde_json::Map::new();
+        let fields = self.client.config.request_fields();
+        b.insert("model".into(), fields["model"].clone());
+        b.insert("messages".into(), Value::Array(self.messages.clone()));
+        b.insert("tools".into(), Value::Array(self.tools.clone()));
+        b.extend(fields);
+        Value::Object(b)
     }
 
     fn tokens_used(&self) -> u64 {
         self.stats.input_tokens + self.stats.output_tokens
     }
 
-    fn parse_call(&mut self, name: &str, arguments: &str) -> Result<Action, String> {
+    fn parse_call(&mut self, name: &str, arguments: &str) -> Result<Action, (Verdict, String)> {
         if !self.tool_names.iter().any(|t| t == name) {
             self.stats.unknown_tools += 1;
             self.wasted += 1;
-            return Err(format!(
-                "unknown tool `{name}`; available tools: {}",
-                self.tool_names.join(", ")
+            return Err((
+                Verdict::UnknownTool,
+                format!(
+                    "unknown tool `{name}`; available tools: {}",
+                    self.tool_names.join(", ")
+                ),
             ));
         }
         let args: Object = match serde_json::from_str::<Value>(if arguments.trim().is_empty() {
@@ -155,7 +167,7 @@ impl LiveAgent {
             Ok(_) | Err(_) => {
                 self.stats.malformed_tool_calls += 1;
                 self.wasted += 1;
-                return Err("the tool-call arguments are not a JSON object; call the tool again with valid JSON arguments".into());
+                return Err((Verdict::Malformed, "the tool-call arguments are not a JSON object; call the tool again with valid JSON arguments".into()));
             }
         };
         let s = |k: &str| args.get(k).and_then(|v| v.as_str()).map(str::to_string);
@@ -220,10 +232,59 @@ impl LiveAgent {
                 return Ok(Action::OutOfSteps);
             }
             let body = self.body();
-            let resp = self
+            let (request, sent) = conversation::compact(&body, &self.sent);
+            self.sent = sent;
+            let (requests_before, hits_before) = (self.stats.requests, self.stats.cache_hits);
+            let t0 = Instant::now();
+            // Recorded before the answer: a request the cell's wall-clock budget abandons keeps
+            // its place in the conversation.
+            self.exchanges.push(Exchange {
+                turn: self.exchanges.len() as u32 + 1,
+                started_ms: self.started.elapsed().as_secs_f64() * 1e3,
+                latency_ms: 0.0,
+                requests: 0,
+                from_cache: false,
+                request,
+                response: None,
+                finish_reason: None,
+                usage: None,
+                text: String::new(),
+                tool_calls: Vec::new(),
+                error: Some("no answer: the request was abandoned when the cell's wall-clock budget (cell_timeout_s) ran out".into()),
+            });
+            let answer = self
                 .client
-                .complete(&body, &self.ctx, &mut self.stats)
-                .await?;
+                .complete_raw(&body, &self.ctx, &mut self.stats)
+                .await;
+            let latency_ms = t0.elapsed().as_secs_f64() * 1e3;
+            let first = self.exchanges.len() == 1;
+            if let Some(ex) = self.exchanges.last_mut() {
+                ex.latency_ms = latency_ms;
+                ex.requests = self.stats.requests - requests_before;
+                ex.from_cache = self.stats.cache_hits > hits_before;
+                ex.error = answer.as_ref().err().map(|e| e.message.clone());
+            }
+            if first {
+                self.stats.first_request_ms = Some(latency_ms);
+            }
+            let (resp, raw) = answer?;
+            let finish_reason = raw
+                .pointer("/choices/0/finish_reason")
+                .and_then(Value::as_str)
+                .map(str::to_string);
+            *self
+                .stats
+                .finish_reasons
+                .entry(finish_reason.clone().unwrap_or_else(|| "none".into()))
+                .or_default() += 1;
+            if finish_reason.as_deref() == Some("length") {
+                self.stats.length_turns += 1;
+            }
+            if let Some(ex) = self.exchanges.last_mut() {
+                ex.finish_reason = finish_reason;
+                ex.usage = raw.get("usage").filter(|u| !u.is_null()).cloned();
+                ex.response = Some(raw);
+            }
             self.stats.reported_model = Some(resp.model.clone());
             #[allow(deprecated)]
             if let Some(fp) = &resp.system_fingerprint {
@@ -236,6 +297,7 @@ impl LiveAgent {
                 });
             };
             let msg = &choice.message;
+            let input_before = self.stats.input_tokens;
             match &resp.usage {
                 Some(u) => {
                     self.stats.input_tokens += u.prompt_tokens as u64;
@@ -258,6 +320,13 @@ impl LiveAgent {
                     self.stats.estimated_tokens += i + o;
                 }
             }
+            if first {
+                self.stats.first_prompt_tokens = Some(self.stats.input_tokens - input_before);
+            }
+            let text = msg.content.clone().unwrap_or_default();
+            if let Some(ex) = self.exchanges.last_mut() {
+                ex.text = text.clone();
+            }
             let calls: Vec<(String, String, String)> = msg
                 .tool_calls
                 .iter()
@@ -277,7 +346,8 @@ impl LiveAgent {
                 .collect();
             if calls.is_empty() {
                 self.stats.text_only_turns += 1;
-                self.messages.push(json!({"role": "assistant", "content": msg.content.clone().unwrap_or_default()}));
+                self.messages
+                    .push(json!({"role": "assistant", "content": text}));
                 if self.nudged {
                     // This turn ends the cell: it gave the finish, so it is that action's step.
                     return Ok(Action::Finish {
@@ -292,11 +362,31 @@ impl LiveAgent {
                     .push(json!({"role": "user", "content": NUDGE}));
                 continue;
             }
-            self.messages.push(json!({"role": "assistant", "content": msg.content.clone().unwrap_or_default(),
+            self.messages.push(json!({"role": "assistant", "content": text,
                 "tool_calls": calls.iter().map(|(id, n, a)| json!({"id": id, "type": "function", "function": {"name": n, "arguments": a}})).collect::<Vec<_>>()}));
+            let mut verdicts = Vec::new();
             for (id, name, args) in calls {
                 let parsed = self.parse_call(&name, &args);
-                self.queue.push_back((id, parsed));
+                let verdict = match &parsed {
+                    Ok(_) => Verdict::Valid,
+                    Err((v, _)) => *v,
+                };
+                verdicts.push(ToolCall {
+                    id: id.clone(),
+                    name,
+                    arguments: args,
+                    verdict,
+                });
+                self.queue.push_back((id, parsed.map_err(|(_, e)| e)));
+            }
+            if verdicts.iter().any(|c| c.verdict == Verdict::Valid) {
+                self.stats.tool_call_turns += 1;
+            }
+            if verdicts.iter().any(|c| c.verdict == Verdict::Malformed) {
+                self.stats.malformed_turns += 1;
+            }
+            if let Some(ex) = self.exchanges.last_mut() {
+                ex.tool_calls = verdicts;
             }
         }
     }
@@ -326,6 +416,10 @@ impl crate::destination::Destination for LiveAgent {
 
     fn steps_without_action(&self) -> u32 {
         self.wasted
+    }
+
+    fn conversation(&mut self) -> Option<(Vec<Value>, Vec<Exchange>)> {
+        Some((self.tools.clone(), std::mem::take(&mut self.exchanges)))
     }
 
     fn report(&mut self) -> crate::destination::DestinationReport {

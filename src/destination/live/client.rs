@@ -14,7 +14,7 @@ use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use async_openai::types::chat::CreateChatCompletionResponse;
-use serde_json::{Value, json};
+use serde_json::Value;
 
 use super::cache::CacheEntry;
 use super::{Cache, CellError, ErrorClass, LiveStats, ModelConfig};
@@ -354,20 +354,41 @@ impl LiveClient {
         ctx: &CallContext,
         stats: &mut LiveStats,
     ) -> Result<CreateChatCompletionResponse, CellError> {
+        Ok(self.complete_raw(body, ctx, stats).await?.0)
+    }
+
+    /// [`LiveClient::complete`], with the completion as the endpoint sent it (for the cell's
+    /// conversation).
+    pub async fn complete_raw(
+        &self,
+        body: &Value,
+        ctx: &CallContext,
+        stats: &mut LiveStats,
+    ) -> Result<(CreateChatCompletionResponse, Value), CellError> {
+        self.complete_within(body, ctx, stats, self.timeout()).await
+    }
+
+    async fn complete_within(
+        &self,
+        body: &Value,
+        ctx: &CallContext,
+        stats: &mut LiveStats,
+        timeout: Duration,
+    ) -> Result<(CreateChatCompletionResponse, Value), CellError> {
         let key = Cache::key(&self.config.base_url, body, &ctx.identity);
         if let Some(cache) = &self.cache
             && let Some(hit) = cache.get(&key)
-            && let Ok(r) = serde_json::from_value::<CreateChatCompletionResponse>(hit.response)
+            && let Ok(r) =
+                serde_json::from_value::<CreateChatCompletionResponse>(hit.response.clone())
         {
             stats.calls += 1;
             stats.cache_hits += 1;
             stats.cache_latency_ms += hit.latency_ms;
-            return Ok(r);
+            return Ok((r, hit.response));
         }
         let api_key = self.api_key()?;
         let url = self.url("chat/completions");
         let shown = super::config::redact_userinfo(&url);
-        let timeout = self.timeout();
         let name = &self.config.name;
         let cap = self.config.max_requests_per_cell;
         let mut jitter = ctx.seed | 1;
@@ -462,12 +483,12 @@ impl LiveClient {
                         cache.put(
                             &key,
                             &CacheEntry {
-                                response: value,
+                                response: value.clone(),
                                 latency_ms,
                             },
                         );
                     }
-                    return Ok(parsed);
+                    return Ok((parsed, value));
                 }
                 Ok(Ok((status, headers, bytes))) => {
                     let text = error_text(&bytes, api_key.as_deref());
@@ -534,21 +555,18 @@ impl LiveClient {
 impl crate::strategy::Summariser for LiveClient {
     fn summarise<'a>(&'a self, prompt: &'a str, seed: u64) -> crate::strategy::SummaryFuture<'a> {
         Box::pin(async move {
-            let mut body = json!({
-                "model": self.config.model,
-                "messages": [{"role": "user", "content": prompt}],
-                "max_tokens": self.config.max_tokens_sent(),
-            });
-            if let Some(t) = self.config.temperature {
-                body["temperature"] = json!(t);
-            }
+            let body = self.config.summary_body(prompt);
+            let timeout =
+                Duration::from_secs_f64(self.config.summary_timeout_s().clamp(0.001, 86_400.0));
             let mut stats = LiveStats::default();
             let ctx = CallContext {
                 identity: Value::Null,
                 seed,
                 cell: None,
             };
-            let resp = self.complete(&body, &ctx, &mut stats).await?;
+            let (resp, _) = self
+                .complete_within(&body, &ctx, &mut stats, timeout)
+                .await?;
             let text = resp
                 .choices
                 .first()

@@ -3,6 +3,7 @@
 //! never reads the key's value.
 
 use serde::{Deserialize, Serialize};
+use serde_json::{Map, Value};
 
 /// A live model, as the run configuration describes it (`[model.NAME]` tables).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -62,7 +63,53 @@ pub struct ModelConfig {
     /// ends as errored (`budget`) with what it spent.
     #[serde(default = "default_cell_timeout")]
     pub cell_timeout_s: f64,
+    /// `tool_choice` of every destination request: `"auto"` (the default), `"required"`, `"none"`,
+    /// or an object naming one function.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tool_choice: Option<Value>,
+    /// Stop sequences sent with every request (`stop`).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub stop: Vec<String>,
+    /// Extra fields of every request body (`top_k`, `repetition_penalty`, `chat_template_kwargs`,
+    /// …); they may not set the fields the harness owns ([`RESERVED_FIELDS`]).
+    #[serde(default, skip_serializing_if = "Map::is_empty")]
+    pub extra_body: Map<String, Value>,
+    /// The model as a live summariser of B, apart from its destination settings.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub summariser: Option<SummariserSettings>,
 }
+
+/// A model's settings when it summarises for an `llm_summary` strategy (`[model.NAME.summariser]`);
+/// each one unset takes the model's own.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct SummariserSettings {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub max_tokens: Option<u32>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub temperature: Option<f64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub request_timeout_s: Option<f64>,
+}
+
+/// Request fields the harness sets itself: `extra_body` may not set them (`stream` would change
+/// the answer's format).
+pub const RESERVED_FIELDS: [&str; 7] = [
+    "model",
+    "messages",
+    "tools",
+    "tool_choice",
+    "max_tokens",
+    "stop",
+    "stream",
+];
+
+/// Known local servers: the `--models` prefix, the server, and its default base URL.
+pub const LOCAL_SERVERS: [(&str, &str, &str); 3] = [
+    ("vllm:", "vLLM", "http://127.0.0.1:8000/v1"),
+    ("ollama:", "Ollama", "http://127.0.0.1:11434/v1"),
+    ("llamacpp:", "llama.cpp server", "http://127.0.0.1:8080/v1"),
+];
 
 /// `max_tokens` of a request when the model's table sets none: every request is bounded.
 pub const DEFAULT_MAX_TOKENS: u32 = 1024;
@@ -96,15 +143,39 @@ fn default_backoff() -> f64 {
 }
 
 impl ModelConfig {
+    /// A model named by a prefix of `--models`: `openai:MODEL` (the OpenAI API or
+    /// `OPENAI_BASE_URL`, key from `OPENAI_API_KEY`), or a local server's (`vllm:MODEL`,
+    /// `ollama:MODEL`, `llamacpp:MODEL`: its default URL on 127.0.0.1, no key). `None` for any
+    /// other name, or a prefix without a model.
+    pub fn from_prefix(spec: &str) -> Option<ModelConfig> {
+        if let Some(m) = spec.strip_prefix("openai:").filter(|m| !m.is_empty()) {
+            return Some(ModelConfig::openai(m));
+        }
+        LOCAL_SERVERS.iter().find_map(|(prefix, _, url)| {
+            let m = spec.strip_prefix(prefix).filter(|m| !m.is_empty())?;
+            let mut c = ModelConfig::at(url, m);
+            c.name = spec.to_string();
+            Some(c)
+        })
+    }
+
     /// `openai:MODEL`: the OpenAI API (or `OPENAI_BASE_URL`), key from `OPENAI_API_KEY`.
     pub fn openai(model: &str) -> ModelConfig {
         let base =
             std::env::var("OPENAI_BASE_URL").unwrap_or_else(|_| "https://api.openai.com/v1".into());
+        let mut c = ModelConfig::at(&base, model);
+        c.name = format!("openai:{model}");
+        c.api_key_env = Some("OPENAI_API_KEY".into());
+        c
+    }
+
+    /// `model` at `base_url`, without a key, every other setting its default.
+    pub fn at(base_url: &str, model: &str) -> ModelConfig {
         ModelConfig {
-            name: format!("openai:{model}"),
-            base_url: base.trim_end_matches('/').to_string(),
+            name: model.to_string(),
+            base_url: base_url.trim_end_matches('/').to_string(),
             model: model.to_string(),
-            api_key_env: Some("OPENAI_API_KEY".into()),
+            api_key_env: None,
             temperature: None,
             seed: None,
             max_tokens: None,
@@ -120,7 +191,109 @@ impl ModelConfig {
             cell_token_budget: None,
             max_requests_per_cell: default_max_requests(),
             cell_timeout_s: default_cell_timeout(),
+            tool_choice: None,
+            stop: Vec::new(),
+            extra_body: Map::new(),
+            summariser: None,
         }
+    }
+
+    /// The request fields every destination request carries besides messages and tools:
+    /// `max_tokens`, `tool_choice`, sampling, stop sequences and `extra_body`.
+    pub fn request_fields(&self) -> Map<String, Value> {
+        let mut b = Map::new();
+        b.insert("model".into(), Value::from(self.model.clone()));
+        b.insert(
+            "tool_choice".into(),
+            self.tool_choice.clone().unwrap_or_else(|| "auto".into()),
+        );
+        b.insert("max_tokens".into(), self.max_tokens_sent().into());
+        if let Some(t) = self.temperature {
+            b.insert("temperature".into(), t.into());
+        }
+        if let Some(s) = self.seed {
+            b.insert("seed".into(), s.into());
+        }
+        if !self.stop.is_empty() {
+            b.insert("stop".into(), self.stop.clone().into());
+        }
+        for (k, v) in &self.extra_body {
+            b.entry(k.clone()).or_insert_with(|| v.clone());
+        }
+        b
+    }
+
+    /// The body of a summariser's request for `prompt`: its own settings, else the model's.
+    pub fn summary_body(&self, prompt: &str) -> Value {
+        let s = self.summariser.clone().unwrap_or_default();
+        let mut b = Map::new();
+        b.insert("model".into(), Value::from(self.model.clone()));
+        b.insert(
+            "messages".into(),
+            serde_json::json!([{"role": "user", "content": prompt}]),
+        );
+        b.insert(
+            "max_tokens".into(),
+            s.max_tokens.unwrap_or(self.max_tokens_sent()).into(),
+        );
+        if let Some(t) = s.temperature.or(self.temperature) {
+            b.insert("temperature".into(), t.into());
+        }
+        if !self.stop.is_empty() {
+            b.insert("stop".into(), self.stop.clone().into());
+        }
+        for (k, v) in &self.extra_body {
+            b.entry(k.clone()).or_insert_with(|| v.clone());
+        }
+        Value::Object(b)
+    }
+
+    /// The summariser's request timeout, s.
+    pub fn summary_timeout_s(&self) -> f64 {
+        self.summariser
+            .as_ref()
+            .and_then(|s| s.request_timeout_s)
+            .unwrap_or(self.request_timeout_s)
+    }
+
+    /// Checks `tool_choice`, `extra_body`, `stop` and the summariser's settings; the error names
+    /// the key and what is wrong.
+    pub fn check_request(&self) -> Result<(), String> {
+        match &self.tool_choice {
+            None => {}
+            Some(Value::String(s)) if ["auto", "required", "none"].contains(&s.as_str()) => {}
+            Some(Value::Object(o)) if o.get("type").and_then(Value::as_str) == Some("function") => {
+            }
+            Some(other) => {
+                return Err(format!(
+                    "`tool_choice` must be \"auto\", \"required\", \"none\" or {{type = \"function\", function = {{name = \"…\"}}}}, not {other}"
+                ));
+            }
+        }
+        if let Some(k) = RESERVED_FIELDS
+            .iter()
+            .find(|k| self.extra_body.contains_key(**k))
+        {
+            return Err(format!(
+                "`extra_body` may not set `{k}`: the harness sets it (use the model's own key where there is one)"
+            ));
+        }
+        if self.stop.iter().any(String::is_empty) {
+            return Err("`stop` holds an empty sequence".into());
+        }
+        if let Some(s) = &self.summariser {
+            if s.max_tokens == Some(0) {
+                return Err("`summariser.max_tokens` must be at least 1".into());
+            }
+            if let Some(t) = s.request_timeout_s
+                && !(t > 0.0 && t.is_finite() && t <= 1e6)
+            {
+                return Err(format!(
+                    "`summariser.request_timeout_s` must be a positive number of seconds, not {t}"
+                ));
+            }
+        }
+        Ok(())
     }
 
     /// `max_tokens` as sent.
@@ -137,6 +310,11 @@ impl ModelConfig {
     pub fn table(&self) -> String {
         if self.name.starts_with("openai:") {
             format!("`{}` (OPENAI_BASE_URL / OPENAI_API_KEY)", self.name)
+        } else if LOCAL_SERVERS
+            .iter()
+            .any(|(p, _, _)| self.name.starts_with(p))
+        {
+            format!("`{}` (--base-url / --api-key-env)", self.name)
         } else {
             format!("[model.{}]", self.name)
         }
@@ -236,6 +414,55 @@ pub fn redact_userinfo(url: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn prefixes_name_their_server_s_default_url_and_no_key() {
+        for (spec, url) in [
+            ("vllm:Qwen/Qwen2.5-7B-Instruct", "http://127.0.0.1:8000/v1"),
+            ("ollama:llama3.1:8b", "http://127.0.0.1:11434/v1"),
+            ("llamacpp:smollm2", "http://127.0.0.1:8080/v1"),
+        ] {
+            let m = ModelConfig::from_prefix(spec).expect("a prefix");
+            assert_eq!((m.name.as_str(), m.base_url.as_str()), (spec, url));
+            assert_eq!(m.model, spec.split_once(':').map(|x| x.1).unwrap_or(""));
+            assert_eq!(m.api_key_env, None);
+        }
+        let o = ModelConfig::from_prefix("openai:gpt-4o").expect("openai");
+        assert_eq!(o.api_key_env.as_deref(), Some("OPENAI_API_KEY"));
+        assert_eq!(ModelConfig::from_prefix("vllm:"), None);
+        assert_eq!(ModelConfig::from_prefix("qwen"), None);
+    }
+
+    #[test]
+    fn request_fields_carry_the_table_s_settings_and_refuse_the_harness_s_own() {
+        let mut m = ModelConfig::at("http://h/v1", "m");
+        m.tool_choice = Some("required".into());
+        m.stop = vec!["<|im_end|>".into()];
+        m.extra_body.insert("top_k".into(), 20.into());
+        m.max_tokens = Some(64);
+        let f = m.request_fields();
+        assert_eq!(f["tool_choice"], "required");
+        assert_eq!(f["stop"], serde_json::json!(["<|im_end|>"]));
+        assert_eq!(
+            (f["top_k"].clone(), f["max_tokens"].clone()),
+            (20.into(), 64.into())
+        );
+        assert_eq!(m.check_request(), Ok(()));
+        m.summariser = Some(SummariserSettings {
+            max_tokens: Some(300),
+            ..Default::default()
+        });
+        assert_eq!(m.summary_body("p")["max_tokens"], 300);
+        m.extra_body.insert("messages".into(), Value::Null);
+        assert!(
+            m.check_request()
+                .expect_err("reserved")
+                .contains("`messages`")
+        );
+        m.extra_body.remove("messages");
+        m.tool_choice = Some("always".into());
+        assert!(m.check_request().expect_err("bad").contains("tool_choice"));
+    }
 
     #[test]
     fn user_info_is_dropped_from_shown_urls() {

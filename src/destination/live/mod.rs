@@ -21,5 +21,5 @@ pub use cache::{Cache, canonical};
 pub use client::{CallContext, LiveClient, RetryHook, RetryNotice, classify, error_text, redact};
 pub use config::{
     DEFAULT_CELL_TIMEOUT_S, DEFAULT_MAX_REQUESTS_PER_CELL, DEFAULT_MAX_TOKENS, DurationError,
-    ModelConfig, redact_userinfo,
+    LOCAL_SERVERS, ModelConfig, RESERVED_FIELDS, SummariserSettings, redact_userinfo,
 };

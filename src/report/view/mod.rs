@@ -84,6 +84,9 @@ pub struct View {
     pub live: Vec<LiveView>,
     /// Each sim's agreement with each live model (empty unless the run has both).
     pub agreement: Vec<AgreementView>,
+    /// The live destinations' health ([`crate::health`]): figures, and why a ranking is not
+    /// meaningful.
+    pub health: Vec<HealthView>,
 }
 
 /// One sim × live model × outcome, formatted.
@@ -96,6 +99,15 @@ pub struct AgreementView {
     pub scenarios: usize,
     pub rate: String,
     pub kappa: String,
+}
+
+/// One live destination's health, worded.
+#[derive(Debug, Serialize)]
+pub struct HealthView {
+    pub model: String,
+    pub figures: String,
+    /// Empty when its ranking is meaningful.
+    pub warning: String,
 }
 
 pub fn view(records: &[RunRecord], s: &Summary, manifest: &serde_json::Value) -> View {
@@ -116,9 +128,11 @@ pub fn view(records: &[RunRecord], s: &Summary, manifest: &serde_json::Value) ->
             cells: *n,
         })
         .collect();
-    let errored: Vec<&RunRecord> = records
+    // With each record's number in results.jsonl: the viewer's link to the cell.
+    let errored: Vec<(usize, &RunRecord)> = records
         .iter()
-        .filter(|r| r.status == Status::Errored)
+        .enumerate()
+        .filter(|(_, r)| r.status == Status::Errored)
         .collect();
     View {
         transcripts: s
@@ -292,7 +306,8 @@ pub fn view(records: &[RunRecord], s: &Summary, manifest: &serde_json::Value) ->
         errored: errored
             .iter()
             .take(ERRORED_LISTED)
-            .map(|r| ErroredView {
+            .map(|&(i, r)| ErroredView {
+                link: crate::viewer::link(i + 1),
                 scenario: r.scenario.clone(),
                 interrupt: r.interrupt.clone(),
                 strategy: r.strategy.clone(),
@@ -326,6 +341,14 @@ pub fn view(records: &[RunRecord], s: &Summary, manifest: &serde_json::Value) ->
                     (Some(k), None) => format!("{k:.2}"),
                     (None, _) => "undefined (both constant)".to_string(),
                 },
+            })
+            .collect(),
+        health: crate::health::assess(records)
+            .iter()
+            .map(|h| HealthView {
+                model: h.model.clone(),
+                figures: h.figures(),
+                warning: h.warning(),
             })
             .collect(),
         live: s

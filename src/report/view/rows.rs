@@ -278,6 +278,8 @@ pub struct CheckpointView {
 
 #[derive(Debug, Serialize)]
 pub struct ErroredView {
+    /// The cell in `viewer.html`.
+    pub link: String,
     pub scenario: String,
     pub interrupt: String,
     pub strategy: String,

@@ -23,7 +23,8 @@ use records::{CellRecord, Uncontinued, ratio};
 use super::matrix::{CellSpec, HandoffKey, PointKey};
 use super::plan::ReceiptFault;
 use super::{Plan, Prepared, RunConfig, RunRecord};
-use crate::destination::live::{CallContext, LiveAgent, LiveClient};
+use crate::conversation;
+use crate::destination::live::{CallContext, LiveAgent, LiveClient, wire_message};
 use crate::destination::{Action, ActionResult, Continuation, Destination, SimAgent, sim_kind};
 use crate::record::ErrorClass;
 use crate::scenario::Scenario;
@@ -54,6 +55,7 @@ pub struct Shared {
     panic_cell: Option<usize>,
     receipt_fault: Option<(usize, ReceiptFault)>,
     source_model: Option<String>,
+    conversations: Arc<conversation::Log>,
 }
 
 impl Shared {
@@ -98,6 +100,7 @@ impl Shared {
             panic_cell: plan.panic_cell,
             receipt_fault: plan.receipt_fault,
             source_model: cfg.source_model.clone(),
+            conversations: plan.conversations.clone(),
         }
     }
 }
@@ -127,12 +130,47 @@ impl Shared {
     }
 }
 
-/// Runs one cell to its record. Never panics on scenario content: anything that goes wrong is an
-/// errored record. `index` is the cell's place in the run (for progress events).
+/// Runs one cell to its record, and saves its conversation (`OUT/conversations.jsonl.gz`)
+/// before the record is returned, so a record that reaches the journal has its entry on disk.
+/// Never panics on scenario content: anything that goes wrong is an errored record. `index` is
+/// the cell's place in the run (for progress events).
 pub async fn run_cell(shared: &Shared, c: &CellSpec, index: usize) -> RunRecord {
     if shared.panic_cell == Some(index) {
         panic!("test hook: cell {index} panics");
     }
+    let kind = match sim_kind(&c.model) {
+        Some(_) => conversation::Kind::Simulated,
+        None => conversation::Kind::Live,
+    };
+    let mut entry = conversation::Entry::new(conversation::Cell::default(), kind);
+    let mut given = None;
+    let mut r = continue_cell(shared, c, index, &mut entry, &mut given).await;
+    entry.cell = conversation::Cell::from(&r.id());
+    entry.outcome = conversation::Outcome {
+        status: match r.status {
+            crate::record::Status::Ok => "ok".into(),
+            crate::record::Status::Errored => "errored".into(),
+        },
+        error_class: r.error_class.map(|e| e.as_str().to_string()),
+        error: r.error.clone(),
+        note: entry.outcome.note.take(),
+    };
+    // A failed write is kept by the log (the run then ends with an I/O error); the record says
+    // nothing it cannot back.
+    if shared.conversations.append(&entry, given.as_ref()).is_ok() {
+        r.conversation = Some(conversation::FILE.into());
+    }
+    r
+}
+
+/// The cell's continuation, recording what the conversation entry shows.
+async fn continue_cell(
+    shared: &Shared,
+    c: &CellSpec,
+    index: usize,
+    entry: &mut conversation::Entry,
+    given: &mut Option<conversation::Handoff>,
+) -> RunRecord {
     let started = Instant::now();
     let s = &shared.scenarios[c.scenario];
     let rec = CellRecord {
@@ -182,6 +220,10 @@ pub async fn run_cell(shared: &Shared, c: &CellSpec, index: usize) -> RunRecord 
                 h
             }
             Ok(Admitted::Stop(cell)) => {
+                entry.outcome.note = Some(format!(
+                    "not continued: the governed context was {:?}",
+                    cell.status
+                ));
                 let why = Uncontinued::NotDelivered;
                 let mut r = rec.uncontinued(s, at, 0, history_tokens, started, why);
                 r.governed = Some(cell);
@@ -191,7 +233,15 @@ pub async fn run_cell(shared: &Shared, c: &CellSpec, index: usize) -> RunRecord 
         },
     };
     let handoff = &handoff;
+    let h = conversation::Handoff::new(handoff.messages.iter().map(wire_message).collect());
+    entry.handoff = Some(h.digest.clone());
+    *given = Some(h);
+    entry.handoff_tokens = handoff.tokens_at_restore;
     if handoff.tokens_at_restore > usable {
+        entry.outcome.note = Some(format!(
+            "not continued: the handoff ({} tokens) does not fit the destination's usable context ({usable} of {window} tokens)",
+            handoff.tokens_at_restore
+        ));
         // The handoff cannot be delivered at all: a failed continuation, recorded as such —
         // never cut to fit behind the strategy's back.
         let why = Uncontinued::Overflow {
@@ -246,6 +296,11 @@ pub async fn run_cell(shared: &Shared, c: &CellSpec, index: usize) -> RunRecord 
     let mut last: Option<ActionResult> = None;
     let mut steps = 0u32;
     let mut actions = 0u32;
+    let spent = |first_action_ms: Option<f64>| records::Spent {
+        restore_tokens: handoff.tokens_at_restore,
+        history_tokens,
+        first_action_ms,
+    };
     while steps < shared.step_budget {
         let next = match deadline {
             Some((at, _)) => tokio::time::timeout_at(at, dest.next_action(last.as_ref()))
@@ -261,7 +316,16 @@ pub async fn run_cell(shared: &Shared, c: &CellSpec, index: usize) -> RunRecord 
             Some(Ok(a)) => a,
             Some(Err(e)) => {
                 let steps = actions + dest.steps_without_action();
-                return rec.errored_after(e.class, e.message, dest.as_mut(), &started, steps);
+                take_exchanges(entry, dest.as_mut());
+                let spent = spent(first_action_ms);
+                return rec.errored_after(
+                    e.class,
+                    e.message,
+                    dest.as_mut(),
+                    &started,
+                    steps,
+                    spent,
+                );
             }
             None => {
                 let steps = actions + dest.steps_without_action();
@@ -271,7 +335,9 @@ pub async fn run_cell(shared: &Shared, c: &CellSpec, index: usize) -> RunRecord 
                     c.model
                 );
                 let class = ErrorClass::Budget;
-                return rec.errored_after(class, message, dest.as_mut(), &started, steps);
+                take_exchanges(entry, dest.as_mut());
+                let spent = spent(first_action_ms);
+                return rec.errored_after(class, message, dest.as_mut(), &started, steps, spent);
             }
         };
         actions += 1;
@@ -282,7 +348,14 @@ pub async fn run_cell(shared: &Shared, c: &CellSpec, index: usize) -> RunRecord 
         if action.acts_on_world() {
             first_action_ms.get_or_insert_with(|| dest.clock_ms(&started));
         }
-        let Some(result) = cont.apply(&action) else {
+        let applied = cont.apply(&action);
+        entry.steps.push(conversation::Step {
+            step: actions,
+            at_ms: dest.clock_ms(&started),
+            action: serde_json::to_value(&action).unwrap_or_default(),
+            result: applied.as_ref().map(|r| r.text.clone()),
+        });
+        let Some(result) = applied else {
             break;
         };
         context += action_tokens + tokens::count_cached(&result.text);
@@ -303,6 +376,7 @@ pub async fn run_cell(shared: &Shared, c: &CellSpec, index: usize) -> RunRecord 
         steps,
         step_budget_exhausted: finish.is_none(),
     };
+    take_exchanges(entry, dest.as_mut());
     let report = dest.report();
     let live = report.live;
     let mut run = run;
@@ -340,4 +414,12 @@ pub async fn run_cell(shared: &Shared, c: &CellSpec, index: usize) -> RunRecord 
     let mut r = rec.scored(metrics, diagnostics);
     r.governed = gov_cell;
     r
+}
+
+/// Moves a live destination's exchanges into the cell's conversation entry.
+fn take_exchanges(entry: &mut conversation::Entry, dest: &mut dyn Destination) {
+    if let Some((tools, exchanges)) = dest.conversation() {
+        entry.tools = tools;
+        entry.exchanges = exchanges;
+    }
 }

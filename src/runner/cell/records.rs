@@ -25,6 +25,14 @@ pub(super) enum Uncontinued {
     Overflow { context_window: u64 },
 }
 
+/// What an errored cell had measured before its failure, besides the destination's figures.
+pub(super) struct Spent {
+    pub restore_tokens: u64,
+    pub history_tokens: u64,
+    /// When the first useful action was taken, if one was.
+    pub first_action_ms: Option<f64>,
+}
+
 /// The records of one cell.
 pub(super) struct CellRecord<'a> {
     pub scenario: &'a str,
@@ -48,6 +56,7 @@ impl CellRecord<'_> {
             source: Source::Scenario,
             transcript: None,
             governed: None,
+            conversation: None,
             error_class,
             scenario: self.scenario.to_string(),
             scale: c.scale.to_string(),
@@ -68,8 +77,8 @@ impl CellRecord<'_> {
         self.record(Err((class, message)))
     }
 
-    /// An errored cell that keeps what the destination spent before the failure (its time, its
-    /// steps and its live figures).
+    /// An errored cell that keeps what was measured before the failure: the handoff's and the
+    /// history's tokens, the time to the first action and in all, the steps and the live figures.
     pub fn errored_after(
         &self,
         class: ErrorClass,
@@ -77,9 +86,14 @@ impl CellRecord<'_> {
         dest: &mut dyn Destination,
         started: &Instant,
         steps: u32,
+        spent: Spent,
     ) -> RunRecord {
         let mut r = self.errored(class, message);
         r.metrics.completion_ms = dest.clock_ms(started);
+        r.metrics.first_action_ms = spent.first_action_ms.unwrap_or(r.metrics.completion_ms);
+        r.metrics.restore_tokens = spent.restore_tokens;
+        r.metrics.history_tokens = spent.history_tokens;
+        r.metrics.compression_ratio = ratio(spent.restore_tokens, spent.history_tokens);
         r.diagnostics.steps = steps;
         r.diagnostics.live = dest.report().live;
         if let Some(l) = &r.diagnostics.live {
