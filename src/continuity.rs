@@ -92,10 +92,13 @@ fn pending_action(at: &RestorePoint) -> PendingAction {
         // returned settles it, and no reconcile obligation is pending.
         if status == SideEffectStatus::SideEffectUnknown
             && let Some(key) = c.idempotency_key.as_deref().filter(|k| !k.is_empty())
-            && let Some(lookup) = events[i + 1..].iter().filter_map(|e| e.call.as_ref()).find(|l| {
-                l.outcome == ObservedOutcome::Ok
-                    && serde_json::to_string(&l.args).is_ok_and(|a| a.contains(key))
-            })
+            && let Some(lookup) = events[i + 1..]
+                .iter()
+                .filter_map(|e| e.call.as_ref())
+                .find(|l| {
+                    l.outcome == ObservedOutcome::Ok
+                        && serde_json::to_string(&l.args).is_ok_and(|a| a.contains(key))
+                })
         {
             let found = lookup.result_text.contains(key)
                 || !matches!(lookup.result_text.trim(), "" | "[]" | "{}" | "null");

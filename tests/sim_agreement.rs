@@ -15,6 +15,7 @@ fn record(scenario: &str, rep: u32, model: &str, success: bool, violations: u32)
         source: compaction_eval::record::Source::Scenario,
         transcript: None,
         governed: None,
+        conversation: None,
         scenario: scenario.into(),
         scale: "base".into(),
         interrupt: "p".into(),

@@ -42,6 +42,7 @@ fn record(
         source: Source::Scenario,
         transcript: None,
         governed: None,
+        conversation: None,
         scenario: scenario.into(),
         scale: scale.into(),
         interrupt: point.into(),

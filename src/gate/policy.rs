@@ -164,6 +164,9 @@ mod tests {
         assert!(m.contains("max_drop") && m.contains("line 1"), "{m}");
         assert!(!m.contains("f64") && !m.contains("invalid type"), "{m}");
         let m = error_of("alpha = 0.05\nmax_errored_fraction = true\n");
-        assert!(m.contains("max_errored_fraction") && m.contains("line 2"), "{m}");
+        assert!(
+            m.contains("max_errored_fraction") && m.contains("line 2"),
+            "{m}"
+        );
     }
 }

@@ -152,6 +152,7 @@ fn base_record(f: &CutFacts<'_>, strategy: &str, model: &str, rep: u32, seed: u6
         diagnostics: Diagnostics::default(),
         transcript: None,
         governed: None,
+        conversation: None,
     }
 }
 
