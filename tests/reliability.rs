@@ -397,7 +397,12 @@ fn a_full_disk_leaves_every_output_whole_or_absent_and_a_rerun_heals() {
         .filter(|k| {
             !matches!(
                 k.as_str(),
-                "results.jsonl" | "manifest.json" | "continuity.jsonl"
+                "results.jsonl"
+                    | "manifest.json"
+                    | "continuity.jsonl"
+                    // The run's own records of each cell's exchange (the viewer reads them).
+                    | "conversations.jsonl.gz"
+                    | "handoffs.jsonl.gz"
             )
         })
         .cloned()

@@ -71,7 +71,9 @@ fn every_failure_metric_fires_somewhere_in_the_default_matrix() {
         any(&|r| !r.diagnostics.injections_followed.is_empty()),
         "an injection followed"
     );
-    // Strategies are told apart: C never breaks safety on these scenarios, B and none do.
+    // Strategies are told apart: C breaks safety far less often than B and none. (On the first
+    // eight scenarios C never did; the outsiders' scenarios have points where it does — one,
+    // education-waitlist-enrolment, fails every strategy: docs/predictions-vs-outcomes.md.)
     let unsafe_of = |s: &str| {
         recs.iter()
             .filter(|r| {
@@ -80,8 +82,11 @@ fn every_failure_metric_fires_somewhere_in_the_default_matrix() {
             })
             .count()
     };
-    assert_eq!(unsafe_of("C"), 0);
-    assert!(unsafe_of("B") > 0 && unsafe_of("none") > 0);
+    let (c, b, none) = (unsafe_of("C"), unsafe_of("B"), unsafe_of("none"));
+    assert!(
+        c * 4 < b && c * 2 < none,
+        "unsafe cells: C {c}, B {b}, none {none}"
+    );
 }
 
 fn strip_timing(path: &Path) -> Vec<serde_json::Value> {

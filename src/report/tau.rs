@@ -322,16 +322,16 @@ pub fn attach(dir: &Path, records: &[RunRecord], seed: u64) -> std::io::Result<(
     let md_path = dir.join("report.md");
     let mut text = std::fs::read_to_string(&md_path).unwrap_or_default();
     text.push_str(&redact(md));
-    std::fs::write(&md_path, text)?;
+    crate::durable::write(&md_path, text.as_bytes())?;
     let html_path = dir.join("report.html");
     if let Ok(mut page) = std::fs::read_to_string(&html_path) {
         let at = page.rfind("</body>").unwrap_or(page.len());
         page.insert_str(at, &redact(html));
-        std::fs::write(&html_path, page)?;
+        crate::durable::write(&html_path, page.as_bytes())?;
     }
     let json = serde_json::to_vec_pretty(&rows).unwrap_or_default();
-    std::fs::write(
-        dir.join("tau.json"),
-        redact(String::from_utf8_lossy(&json).into_owned()),
+    crate::durable::write(
+        &dir.join("tau.json"),
+        redact(String::from_utf8_lossy(&json).into_owned()).as_bytes(),
     )
 }

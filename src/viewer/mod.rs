@@ -272,7 +272,7 @@ pub fn write(dir: &Path, records: &[RunRecord]) -> Result<(), ViewerError> {
     let handoffs = conversation::handoffs(dir)?;
     let html = page(records, entries, &handoffs);
     let path = dir.join(FILE);
-    std::fs::write(&path, html).map_err(|source| ViewerError::Io { path, source })
+    crate::durable::write(&path, html.as_bytes()).map_err(|source| ViewerError::Io { path, source })
 }
 
 /// The page: style, the data's place (`/*DATA*/`) and the script that renders it.
