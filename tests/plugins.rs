@@ -221,16 +221,14 @@ fn the_audit_reads_what_each_handoff_text_carries() {
     );
     for r in &rows {
         match r.strategy.as_str() {
-            "C" => {
-                if !r.missing.is_empty() {
-                    println!("C misses {:?} at {} {}", r.missing, r.scenario, r.interrupt);
-                    c_misses.push(format!(
-                        "C {} {} {}",
-                        r.scenario,
-                        r.interrupt,
-                        r.missing.join(",")
-                    ));
-                }
+            "C" if !r.missing.is_empty() => {
+                println!("C misses {:?} at {} {}", r.missing, r.scenario, r.interrupt);
+                c_misses.push(format!(
+                    "C {} {} {}",
+                    r.scenario,
+                    r.interrupt,
+                    r.missing.join(",")
+                ));
             }
             "D" => {
                 let lost: Vec<&String> = r
