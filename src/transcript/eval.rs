@@ -353,6 +353,31 @@ pub fn run(cfg: &RunConfig, opts: &Options) -> Result<Outcome, TranscriptError> 
     Ok(outcome)
 }
 
+/// The error of an I/O step on `path`, for `map_err`.
+pub(crate) fn io_error(path: &std::path::Path) -> impl FnOnce(std::io::Error) -> TranscriptError {
+    let path = path.to_path_buf();
+    move |e: std::io::Error| TranscriptError::Io {
+        path,
+        message: e.to_string(),
+    }
+}
+
+/// Writes `records` as the run folder's `results.jsonl`, whole or not at all (the transcript and
+/// τ-bench runs share it).
+pub(crate) fn write_records(
+    out: &std::path::Path,
+    records: &[RunRecord],
+) -> Result<(), TranscriptError> {
+    std::fs::create_dir_all(out).map_err(io_error(out))?;
+    let mut text = String::new();
+    for r in records {
+        text.push_str(&serde_json::to_string(r).unwrap_or_default());
+        text.push('\n');
+    }
+    let path = out.join("results.jsonl");
+    crate::durable::write(&path, text.as_bytes()).map_err(io_error(&path))
+}
+
 fn write(
     cfg: &RunConfig,
     opts: &Options,
@@ -360,21 +385,8 @@ fn write(
     live: &[(String, Arc<LiveClient>)],
     records: &[RunRecord],
 ) -> Result<(), TranscriptError> {
-    let io = |path: &std::path::Path| {
-        let path = path.to_path_buf();
-        move |e: std::io::Error| TranscriptError::Io {
-            path,
-            message: e.to_string(),
-        }
-    };
-    std::fs::create_dir_all(&cfg.out).map_err(io(&cfg.out))?;
-    let mut text = String::new();
-    for r in records {
-        text.push_str(&serde_json::to_string(r).unwrap_or_default());
-        text.push('\n');
-    }
-    let path = cfg.out.join("results.jsonl");
-    crate::durable::write(&path, text.as_bytes()).map_err(io(&path))?;
+    let io = io_error;
+    write_records(&cfg.out, records)?;
     let digests: BTreeMap<&str, String> = transcripts
         .iter()
         .map(|t| {

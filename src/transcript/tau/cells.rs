@@ -403,21 +403,8 @@ fn write(
     dests: &[(String, Dest)],
     records: &[RunRecord],
 ) -> Result<(), TranscriptError> {
-    let io = |path: &std::path::Path| {
-        let path = path.to_path_buf();
-        move |e: std::io::Error| TranscriptError::Io {
-            path,
-            message: e.to_string(),
-        }
-    };
-    std::fs::create_dir_all(&cfg.out).map_err(io(&cfg.out))?;
-    let mut text = String::new();
-    for r in records {
-        text.push_str(&serde_json::to_string(r).unwrap_or_default());
-        text.push('\n');
-    }
-    let path = cfg.out.join("results.jsonl");
-    std::fs::write(&path, text).map_err(io(&path))?;
+    let io = crate::transcript::eval::io_error;
+    crate::transcript::eval::write_records(&cfg.out, records)?;
     let runs_doc = std::fs::read(&opts.runs).map_err(io(&opts.runs))?;
     let tasks_path = opts.data.join("env").join("tasks.json");
     let tasks_doc = std::fs::read(&tasks_path).map_err(io(&tasks_path))?;
@@ -445,5 +432,6 @@ fn write(
     let digest = crate::world::sha256_digest(m.to_string().as_bytes());
     m["digest"] = serde_json::Value::String(digest);
     let path = cfg.out.join("manifest.json");
-    std::fs::write(&path, serde_json::to_vec_pretty(&m).unwrap_or_default()).map_err(io(&path))
+    crate::durable::write(&path, &serde_json::to_vec_pretty(&m).unwrap_or_default())
+        .map_err(io(&path))
 }
