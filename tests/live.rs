@@ -8,6 +8,8 @@
 //! A raw TCP server that never finishes its answer checks that a timed-out request's connection
 //! is closed; the binary is run for the exit codes, the interrupted run and `| head`.
 
+mod common;
+
 use std::collections::BTreeMap;
 use std::io::{Read, Write};
 use std::path::{Path, PathBuf};
@@ -261,27 +263,12 @@ async fn chat(
 /// Starts the server on its own thread and runtime (the runner makes its own); returns the port.
 fn start() -> (u16, Arc<Server>) {
     let state = Arc::new(Server::default());
-    let s2 = state.clone();
-    let (tx, rx) = std::sync::mpsc::channel();
-    std::thread::spawn(move || {
-        let rt = tokio::runtime::Builder::new_multi_thread()
-            .worker_threads(1)
-            .enable_all()
-            .build()
-            .expect("runtime");
-        rt.block_on(async move {
-            let app = axum::Router::new()
-                .route("/v1/chat/completions", axum::routing::post(chat))
-                .with_state(s2);
-            let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
-                .await
-                .expect("bind");
-            tx.send(listener.local_addr().expect("addr").port())
-                .expect("send port");
-            axum::serve(listener, app).await.expect("serve");
-        });
-    });
-    (rx.recv().expect("port"), state)
+    let port = common::serve(
+        axum::Router::new()
+            .route("/v1/chat/completions", axum::routing::post(chat))
+            .with_state(state.clone()),
+    );
+    (port, state)
 }
 
 fn model(port: u16, name: &str, timeout: f64, retries: u32) -> ModelConfig {

@@ -11,6 +11,8 @@
 //! `max_tokens` (`finish_reason: length`). A request with an `Authorization` header must carry
 //! the test key; one without is a local server's request.
 
+mod common;
+
 use std::io::Read;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
@@ -97,27 +99,12 @@ async fn chat(State(s): State<Arc<Seen>>, headers: HeaderMap, Json(body): Json<V
 
 fn start() -> (u16, Arc<Seen>) {
     let state = Arc::new(Seen::default());
-    let s2 = state.clone();
-    let (tx, rx) = std::sync::mpsc::channel();
-    std::thread::spawn(move || {
-        let rt = tokio::runtime::Builder::new_multi_thread()
-            .worker_threads(1)
-            .enable_all()
-            .build()
-            .expect("runtime");
-        rt.block_on(async move {
-            let app = axum::Router::new()
-                .route("/v1/chat/completions", axum::routing::post(chat))
-                .with_state(s2);
-            let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
-                .await
-                .expect("bind");
-            tx.send(listener.local_addr().expect("addr").port())
-                .expect("send port");
-            axum::serve(listener, app).await.expect("serve");
-        });
-    });
-    (rx.recv().expect("port"), state)
+    let port = common::serve(
+        axum::Router::new()
+            .route("/v1/chat/completions", axum::routing::post(chat))
+            .with_state(state.clone()),
+    );
+    (port, state)
 }
 
 /// Runs the binary on one cell per strategy (C and none) of one scenario and interrupt point,

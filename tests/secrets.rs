@@ -35,27 +35,12 @@ async fn chat(State(s): State<Arc<Bodies>>, body: String) -> Json<Value> {
 
 fn start() -> (u16, Arc<Bodies>) {
     let state = Arc::new(Bodies::default());
-    let s2 = state.clone();
-    let (tx, rx) = std::sync::mpsc::channel();
-    std::thread::spawn(move || {
-        let rt = tokio::runtime::Builder::new_multi_thread()
-            .worker_threads(1)
-            .enable_all()
-            .build()
-            .expect("runtime");
-        rt.block_on(async move {
-            let app = axum::Router::new()
-                .route("/v1/chat/completions", axum::routing::post(chat))
-                .with_state(s2);
-            let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
-                .await
-                .expect("bind");
-            tx.send(listener.local_addr().expect("addr").port())
-                .expect("send port");
-            axum::serve(listener, app).await.expect("serve");
-        });
-    });
-    (rx.recv().expect("port"), state)
+    let port = common::serve(
+        axum::Router::new()
+            .route("/v1/chat/completions", axum::routing::post(chat))
+            .with_state(state.clone()),
+    );
+    (port, state)
 }
 
 fn strategy(dir: &Path, name: &str, script: &str, env: &str) {

@@ -9,6 +9,8 @@
 //! moves both flights to economy paid back to the gift card, and says the new fare of the first
 //! flight — a required output that only the write's answer shows.
 
+mod common;
+
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -459,27 +461,12 @@ fn start(fare: String, flights: Value) -> (u16, Arc<Server>) {
         fare,
         flights,
     });
-    let s2 = state.clone();
-    let (tx, rx) = std::sync::mpsc::channel();
-    std::thread::spawn(move || {
-        let rt = tokio::runtime::Builder::new_multi_thread()
-            .worker_threads(1)
-            .enable_all()
-            .build()
-            .expect("runtime");
-        rt.block_on(async move {
-            let app = axum::Router::new()
-                .route("/v1/chat/completions", axum::routing::post(chat))
-                .with_state(s2);
-            let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
-                .await
-                .expect("bind");
-            tx.send(listener.local_addr().expect("addr").port())
-                .expect("port");
-            axum::serve(listener, app).await.expect("serve");
-        });
-    });
-    (rx.recv().expect("port"), state)
+    let port = common::serve(
+        axum::Router::new()
+            .route("/v1/chat/completions", axum::routing::post(chat))
+            .with_state(state.clone()),
+    );
+    (port, state)
 }
 
 fn model(port: u16, name: &str) -> compaction_eval::destination::live::ModelConfig {

@@ -94,3 +94,25 @@ pub fn scenario_sample() -> Vec<compaction_eval::scenario::Scenario> {
         .map(|i| scenario::load_file(&files[i]).expect("a sampled scenario loads"))
         .collect()
 }
+
+/// Serves `app` on 127.0.0.1 (a free port) on its own thread and runtime, so a test that runs
+/// the harness (which makes its own runtime) can talk to it; returns the port.
+pub fn serve(app: axum::Router) -> u16 {
+    let (tx, rx) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        let rt = tokio::runtime::Builder::new_multi_thread()
+            .worker_threads(1)
+            .enable_all()
+            .build()
+            .expect("runtime");
+        rt.block_on(async move {
+            let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
+                .await
+                .expect("bind");
+            tx.send(listener.local_addr().expect("addr").port())
+                .expect("send port");
+            axum::serve(listener, app).await.expect("serve");
+        });
+    });
+    rx.recv().expect("port")
+}
