@@ -13,6 +13,11 @@
 pub fn fold_case(text: &str) -> String {
     let mut out = String::with_capacity(text.len());
     for ch in text.chars() {
+        // Most text is ASCII: its own table is far cheaper than the Unicode one.
+        if ch.is_ascii() {
+            out.push(ch.to_ascii_lowercase());
+            continue;
+        }
         let mut lower = ch.to_lowercase();
         match (lower.next(), lower.next()) {
             (Some(c), None) if c.len_utf8() == ch.len_utf8() => out.push(c),
@@ -20,6 +25,25 @@ pub fn fold_case(text: &str) -> String {
         }
     }
     out
+}
+
+/// A fast, non-cryptographic digest of a text: the key of the per-thread memos that spare
+/// re-reading one long text (never a content address: collisions are merely unlikely).
+pub fn digest(text: &str) -> u64 {
+    let mut h: u64 = 0xcbf2_9ce4_8422_2325 ^ text.len() as u64;
+    let b = text.as_bytes();
+    let mut chunks = b.chunks_exact(8);
+    for c in &mut chunks {
+        let mut w = [0u8; 8];
+        w.copy_from_slice(c);
+        h = (h ^ u64::from_le_bytes(w))
+            .wrapping_mul(0x9e37_79b9_7f4a_7c15)
+            .rotate_left(23);
+    }
+    for &x in chunks.remainder() {
+        h = (h ^ u64::from(x)).wrapping_mul(0x0100_0000_01b3);
+    }
+    h
 }
 
 /// Lowercases and folds white space; detectors and texts are compared in this form.
@@ -34,7 +58,11 @@ pub fn normalize(text: &str) -> String {
                 out.push(' ');
             }
             space = false;
-            out.extend(ch.to_lowercase());
+            if ch.is_ascii() {
+                out.push(ch.to_ascii_lowercase());
+            } else {
+                out.extend(ch.to_lowercase());
+            }
         }
     }
     if out.contains("sha256:") {

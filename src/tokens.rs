@@ -23,10 +23,7 @@ thread_local! {
 /// [`count`], memoised per thread by a hash of the text (bounded: the memo is dropped when it
 /// reaches 200,000 entries).
 pub fn count_cached(text: &str) -> u64 {
-    use std::hash::{Hash, Hasher};
-    let mut h = std::collections::hash_map::DefaultHasher::new();
-    text.hash(&mut h);
-    let key = h.finish() ^ (text.len() as u64).rotate_left(32);
+    let key = crate::text::digest(text) ^ (text.len() as u64).rotate_left(32);
     CACHE.with(|c| {
         if let Some(n) = c.borrow().get(&key) {
             return *n;

@@ -4,25 +4,7 @@
 
 use crate::text::fold_case;
 
-/// A fast, non-cryptographic hash of a text (the memo key of [`lowered`]).
-fn text_hash(text: &str) -> u64 {
-    let mut h: u64 = 0xcbf2_9ce4_8422_2325 ^ text.len() as u64;
-    let b = text.as_bytes();
-    let mut chunks = b.chunks_exact(8);
-    for c in &mut chunks {
-        let mut w = [0u8; 8];
-        w.copy_from_slice(c);
-        h = (h ^ u64::from_le_bytes(w))
-            .wrapping_mul(0x9e37_79b9_7f4a_7c15)
-            .rotate_left(23);
-    }
-    for &x in chunks.remainder() {
-        h = (h ^ u64::from(x)).wrapping_mul(0x0100_0000_01b3);
-    }
-    h
-}
-
-/// `text::fold_case(text)` (offsets stay those of `text`), memoised per thread for the few texts most recently asked: a
+/// `text::fold_case(text)` (offsets stay those of `text`), memoised by [`crate::text::digest`] per thread for the few texts most recently asked: a
 /// destination judges many phrases against one handoff, and lowercasing a long transcript for
 /// each was most of a cell's cost.
 fn lowered(text: &str) -> std::rc::Rc<str> {
@@ -34,7 +16,7 @@ fn lowered(text: &str) -> std::rc::Rc<str> {
     if text.len() < 512 {
         return Rc::from(fold_case(text));
     }
-    let key = text_hash(text);
+    let key = crate::text::digest(text);
     MEMO.with(|m| {
         let mut m = m.borrow_mut();
         if let Some(i) = m.iter().position(|(k, n, _)| *k == key && *n == text.len()) {

@@ -2,7 +2,7 @@
 //! a span holds a marker, a flag key with a negative value, a source word, an attribution to the
 //! user or the agent. It owns no word of its own; it finds no span and reaches no verdict.
 
-use crate::lexicon::get as lex;
+use crate::lexicon::{WordList, get as lex};
 
 /// Whether `lower` holds a flag key with a negative value: `key="value"`, `key: value`,
 /// `"key": value` (quotes optional).
@@ -32,24 +32,14 @@ pub(super) fn flag_marked(lower: &str) -> bool {
     })
 }
 
-/// Where `word` first occurs in `lower` starting a word (not inside one: "void" is not in
-/// "avoid").
-pub(super) fn find_word(lower: &str, word: &str) -> Option<usize> {
-    lower.match_indices(word).map(|(i, _)| i).find(|&i| {
-        lower[..i]
-            .chars()
-            .next_back()
-            .is_none_or(|c| !c.is_alphanumeric())
-    })
+/// Whether any of `words` starts a word in `lower` (not inside one: "void" is not in "avoid").
+pub(super) fn has_word(lower: &str, words: &WordList) -> bool {
+    words.starts_word_in(lower)
 }
 
-/// Whether any of `words` starts a word in `lower`.
-pub(super) fn has_word(lower: &str, words: &[impl AsRef<str>]) -> bool {
-    words.iter().any(|w| find_word(lower, w.as_ref()).is_some())
-}
-
-pub(super) fn has_any(lower: &str, words: &[impl AsRef<str>]) -> bool {
-    words.iter().any(|w| lower.contains(w.as_ref()))
+/// Whether any of `words` occurs anywhere in `lower`.
+pub(super) fn has_any(lower: &str, words: &WordList) -> bool {
+    words.occurs_in(lower)
 }
 
 pub(super) fn has_source(lower: &str) -> bool {

@@ -178,10 +178,7 @@ thread_local! {
 
 /// The verdicts of every occurrence of `phrase` in `text`.
 pub fn judge_all(text: &str, phrase: &str) -> Vec<Presentation> {
-    use std::hash::{Hash, Hasher};
-    let mut h = std::collections::hash_map::DefaultHasher::new();
-    text.hash(&mut h);
-    let key = (h.finish(), text.len(), phrase.to_string());
+    let key = (crate::text::digest(text), text.len(), phrase.to_string());
     if let Some(v) = VERDICTS.with(|m| m.borrow().get(&key).cloned()) {
         return v;
     }

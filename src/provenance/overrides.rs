@@ -12,7 +12,7 @@
 use crate::text::fold_case;
 
 use super::Presentation;
-use super::lexicon::{find_word, has_word};
+use super::lexicon::has_word;
 use crate::lexicon::get as lex;
 
 /// What an override takes away.
@@ -64,7 +64,7 @@ impl Target {
         }
     }
 
-    fn words(self) -> &'static [String] {
+    fn words(self) -> &'static crate::lexicon::WordList {
         let t = &lex().override_targets;
         match self {
             Target::Constraint => &t.constraint,
@@ -115,14 +115,21 @@ pub fn overrides(text: &str) -> Vec<Override> {
     // The text's own constraints and obligations, by their content words: an override may name
     // what it lifts in those words ("the on-board courier is no longer required") rather than
     // by a target word.
-    let obligations: Vec<(usize, Vec<&str>)> = all
-        .iter()
-        .filter(|&&(a, b)| has_word(&lower[a..b], &lex().obligation_cues))
-        .map(|&(a, b)| (a, content_words(&lower[a..b])))
-        .collect();
+    // Read only when a statement needs it: most texts hold no override at all.
+    let obligations: std::cell::OnceCell<Vec<(usize, Vec<&str>)>> = std::cell::OnceCell::new();
+    let obligations = || {
+        obligations.get_or_init(|| {
+            all.iter()
+                .filter(|&&(a, b)| has_word(&lower[a..b], &lex().obligation_cues))
+                .map(|&(a, b)| (a, content_words(&lower[a..b])))
+                .collect()
+        })
+    };
     all.iter()
         .filter_map(|&(a, b)| {
             let s = &lower[a..b];
+            // Most statements revoke nothing: asked first, it spares them every other question.
+            let revoking = lex().override_revoke.first_word_start(s)?;
             let mut targets: Vec<Target> = Target::ALL
                 .into_iter()
                 .filter(|t| has_word(s, t.words()))
@@ -132,18 +139,13 @@ pub fn overrides(text: &str) -> Vec<Override> {
             let prohibits = has_word(s, &lex().prohibitions);
             if targets.is_empty() && !prohibits && has_word(s, &lex().override_naming) {
                 let own = content_words(s);
-                let names_one = obligations
+                let names_one = obligations()
                     .iter()
                     .any(|(at, words)| *at != a && words.iter().any(|w| own.contains(w)));
                 if names_one {
                     targets.push(Target::Constraint);
                 }
             }
-            let revoking = lex()
-                .override_revoke
-                .iter()
-                .filter_map(|w| find_word(s, w.trim_start()))
-                .min()?;
             if targets.is_empty() || !is_current_instruction(s) {
                 return None;
             }
@@ -169,7 +171,7 @@ fn is_current_instruction(s: &str) -> bool {
         .condition_openers
         .iter()
         .any(|w| t.starts_with(w.as_str()))
-        || lex().condition_inner.iter().any(|w| s.contains(w.as_str()))
+        || lex().condition_inner.occurs_in(s)
         // A condition that opens a quotation or a label's text: `Note: "Once legal …"`.
         || ["\"", "\u{201c}", ": "].iter().any(|q| {
             lex()
