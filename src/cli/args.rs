@@ -51,7 +51,7 @@ pub enum Command {
     #[command(subcommand)]
     Scenarios(ScenariosCmd),
     /// Run the benchmark matrix (offline default: shipped scenarios, strategies none A B C D mask
-    /// B+A gov:B gov:C, destinations sim:careful sim:literal, 1 repetition) and write the run
+    /// B+A gov:B gov:C, destinations sim:careful sim:literal, 1 repetition, the 40k scale) and write the run
     /// folder.
     #[command(after_long_help = RUN_AFTER_HELP)]
     Run(RunArgs),
@@ -188,7 +188,8 @@ pub struct RunArgs {
     #[arg(long)]
     pub attention: Option<f64>,
     /// Comma-separated history scales: `base` and/or full-history token targets at the last
-    /// interrupt point (`40k`, `120000`) [default: base,40k,120k].
+    /// interrupt point (`40k`, `120000`); `base,40k,120k` draws the compaction curve [default: 40k:
+    /// one scale whose points span a 32k window; see docs/benchmark.md].
     #[arg(long, value_delimiter = ',')]
     pub scale: Option<Vec<String>>,
     /// Context window of the simulated destinations, in tokens [default: 32768].

@@ -123,7 +123,7 @@ impl Default for RunConfig {
             resume: false,
             step_budget: 40,
             attention: 1.0,
-            scales: crate::scenario::volume::DEFAULT_SCALES.to_vec(),
+            scales: crate::scenario::volume::RUN_SCALES.to_vec(),
             context_window: None,
             model_defs: BTreeMap::new(),
             cache_dir: None,
