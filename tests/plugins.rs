@@ -678,12 +678,6 @@ fn the_readme_walkthrough_runs_verbatim_from_the_repository_root() {
 }
 
 /// Strategy, scenario, point and facts C's (or, not retrievable, D's) handoff is known not to carry.
-const C_KNOWN_MISSES: &[&str] = &[
-    // The journal entry id a reconciling lookup returned (JE-50302) is not in C's operation
-    // line, nor retrievable for D: C records the write as committed and its key, not the id.
-    "C accounting-month-end-accrual-close mid_implementation stadtwerke-posted",
-    "D accounting-month-end-accrual-close mid_implementation stadtwerke-posted",
-    // The same shape: the booking id a lookup returned after a timed-out write.
-    "C logistics-shipment-reroute-antwerp mid_implementation truck-booked",
-    "D logistics-shipment-reroute-antwerp mid_implementation truck-booked",
-];
+/// Empty since operation lines carry what a committed write returned (the journal entry JE-50302,
+/// the truck order TO-4401 were lost before).
+const C_KNOWN_MISSES: &[&str] = &[];

@@ -174,6 +174,11 @@ pub struct Operation {
     pub resume: ResumeRule,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub reconcile_with: Option<String>,
+    /// What the committed write returned (or, for a timed-out write the source run looked up,
+    /// what the lookup found), clipped: the ids the world gave it (a journal entry, a booking)
+    /// are how later steps refer to it, and nothing else in a checkpoint carries them.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub returned: Option<String>,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
