@@ -125,6 +125,22 @@ pub fn overrides(text: &str) -> Vec<Override> {
                 .collect()
         })
     };
+    // The exceptions the text's own rules state, by the content words after the exception cue.
+    let exceptions: std::cell::OnceCell<Vec<(usize, Vec<&str>)>> = std::cell::OnceCell::new();
+    let exceptions = || {
+        exceptions.get_or_init(|| {
+            all.iter()
+                .filter_map(|&(a, b)| {
+                    let st = &lower[a..b];
+                    if !has_word(st, &lex().obligation_cues) {
+                        return None;
+                    }
+                    let at = lex().exception_cues.first_word_start(st)?;
+                    Some((a, content_words(&st[at..])))
+                })
+                .collect()
+        })
+    };
     all.iter()
         .filter_map(|&(a, b)| {
             let s = &lower[a..b];
@@ -147,6 +163,17 @@ pub fn overrides(text: &str) -> Vec<Override> {
                 }
             }
             if targets.is_empty() || !is_current_instruction(s) {
+                return None;
+            }
+            // "S-30877 (bursar hold H-7712, waived by deferment FAD-2207)" under "never enrol
+            // anyone with an active hold, except a bursar hold with a deferment waiver": the
+            // statement applies the rule's own exception, it lifts nothing. Two shared content
+            // words, so one common word is not enough.
+            let own = content_words(s);
+            let applies_exception = exceptions().iter().any(|(at, words)| {
+                *at != a && words.iter().filter(|w| own.contains(w)).count() >= 2
+            });
+            if applies_exception {
                 return None;
             }
             Some(Override {
