@@ -55,9 +55,11 @@ fn losing_a_stale_revision_changes_arguments_and_fails_the_task() {
             else {
                 continue;
             };
-            let key = s
-                .source_resource(&fact.source)
-                .expect("a stale fact names a resource");
+            // A stale record (a field a `changes:` edits on a record, read by a call) names no
+            // resource; this case is about a revised resource.
+            let Some(key) = s.source_resource(&fact.source) else {
+                continue;
+            };
             if !it
                 .perturb
                 .iter()
@@ -115,6 +117,13 @@ fn losing_a_stale_revision_changes_arguments_and_fails_the_task() {
             let mut agent =
                 SimAgent::new(SimKind::Careful, s.clone(), &state.interrupt, &lost, 7, 0.0);
             let (w, fin) = drive(&mut agent, &state, &lost);
+            // A revised small number (`copied: true`) the old excerpt does not show as such is
+            // re-read, not taken from the old text: the premise is not built there either.
+            if !agent.invisible.is_empty()
+                && agent.invisible.iter().all(|v| v.contains("→ re-read"))
+            {
+                continue;
+            }
             assert!(
                 agent.invisible.iter().any(|v| v.contains("older value")),
                 "{} {}: no argument took the older value: {:?}",
