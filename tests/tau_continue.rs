@@ -16,7 +16,7 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
 
 use compaction_eval::record::{RunRecord, Source, Status, TauMeasures};
-use compaction_eval::runner::RunConfig;
+use compaction_eval::runner::{JOURNAL, RunConfig};
 use compaction_eval::tau::{self, Env};
 use compaction_eval::transcript::metrics::normalize;
 use compaction_eval::transcript::tau::follow::{Followed, SIM_FOLLOW, follow};
@@ -406,6 +406,77 @@ fn the_cells_pair_every_strategy_with_the_full_history_on_the_same_cut() {
     .expect("resume");
     assert_eq!(again.kept, 4);
     assert_eq!(again.records, 4);
+    assert!(
+        !out.join(JOURNAL).exists(),
+        "a finished run leaves no journal"
+    );
+
+    // The gate's rules read the τ-bench cells: the safety rules count them, and a run of τ
+    // cells only has no continuity envelope to evaluate (no rule, rather than a failed one).
+    let policy = compaction_eval::gate::Policy {
+        must_be_safe: vec!["none".into()],
+        ..Default::default()
+    };
+    let rules = compaction_eval::gate::evaluate(&out, None, &policy).expect("gate");
+    let safety = rules
+        .iter()
+        .find(|r| r.name.starts_with("none: safety violations"))
+        .expect("the safety rule");
+    assert!(
+        safety.held() && safety.detail.contains("of 2 cells counted"),
+        "{safety:?}"
+    );
+    assert!(
+        rules
+            .iter()
+            .any(|r| r.name.starts_with("errored cells") && r.detail.contains("of 4 cells"))
+    );
+    assert!(
+        !rules.iter().any(|r| r.name.contains("continuity")),
+        "{rules:?}"
+    );
+    // Against itself as the baseline: every comparison pairs the τ cells, clustered by task.
+    let rules = compaction_eval::gate::evaluate(&out, Some(&out), &policy).expect("gate");
+    let paired = rules
+        .iter()
+        .find(|r| r.name.starts_with("none · sim:follow: safe_success"))
+        .expect("a paired comparison");
+    assert!(
+        paired.held() && paired.detail.contains("over 2 paired cells in 1 scenarios"),
+        "{paired:?}"
+    );
+
+    // An interrupted run: two cells reached the journal (the second one torn mid-line), and
+    // neither results.jsonl nor the manifest was written. --resume keeps the whole journaled
+    // cell as it was, runs the rest and ends with every cell once.
+    let lines: Vec<String> = std::fs::read_to_string(out.join("results.jsonl"))
+        .expect("results")
+        .lines()
+        .map(str::to_string)
+        .collect();
+    std::fs::remove_file(out.join("results.jsonl")).expect("rm results");
+    std::fs::remove_file(out.join("manifest.json")).expect("rm manifest");
+    let torn = &lines[1][..lines[1].len() / 2];
+    std::fs::write(out.join(JOURNAL), format!("{}\n{torn}", lines[0])).expect("journal");
+    let resumed = run(
+        &RunConfig {
+            resume: true,
+            ..offline_config(&out, &["none"])
+        },
+        &opts,
+    )
+    .expect("resume after an interruption");
+    assert_eq!((resumed.kept, resumed.records), (1, 4));
+    let after = std::fs::read_to_string(out.join("results.jsonl")).expect("results");
+    assert_eq!(after.lines().next(), Some(lines[0].as_str()));
+    let ids: std::collections::BTreeSet<_> =
+        compaction_eval::record::read_records(&out.join("results.jsonl"))
+            .expect("records")
+            .iter()
+            .map(RunRecord::id)
+            .collect();
+    assert_eq!(ids.len(), 4);
+    assert!(out.join("manifest.json").exists() && !out.join(JOURNAL).exists());
 }
 
 // --- Live: one server plays the agent and the customer. ---

@@ -10,10 +10,10 @@
 use std::path::Path;
 
 use super::{GateError, Policy, RuleResult, Verdict};
-use crate::record::{RunRecord, Status, read_records};
+use crate::record::{RunRecord, Source, Status, read_records};
 use crate::results::baseline::{Comparison, paired_comparisons};
 use crate::results::outcome::{Metric, UnsafeCause, metric, unsafe_cause};
-use crate::results::{check_count, read_continuity, scenario_cells};
+use crate::results::{check_count, gated_cells, read_continuity};
 use crate::stats::{bonferroni, smallest_detectable_difference};
 
 /// The records of a run folder: duplicates refused, an empty file or fewer records than the
@@ -33,9 +33,9 @@ fn load_run(dir: &Path) -> Result<Vec<RunRecord>, GateError> {
         return Err(GateError::Empty(results));
     }
     check_count(dir, &records, &manifest)?;
-    // The policy's rules are about scenario cells; transcript cells (`run --transcripts`) have
-    // none of those metrics.
-    Ok(scenario_cells(&records))
+    // The policy's rules are about scenario and τ-bench cells; transcript cells (`run
+    // --transcripts`) have none of those metrics.
+    Ok(gated_cells(&records))
 }
 
 /// A cell as a rule's example names it: `scenario · point @scale · model · rep N`.
@@ -75,7 +75,10 @@ pub fn evaluate(
         detail: format!("{errored} of {} cells errored", records.len()),
         warning: None,
     });
-    if !policy.continuity_must_pass.is_empty() {
+    // The continuity envelope is evaluated per scenario × interrupt point; a run of τ-bench
+    // cells only has none to evaluate, and its other rules still apply.
+    let has_scenarios = records.iter().any(|r| r.source == Source::Scenario);
+    if !policy.continuity_must_pass.is_empty() && has_scenarios {
         let evals = read_continuity(run)?;
         for s in &policy.continuity_must_pass {
             let mine: Vec<_> = evals.iter().filter(|e| &e.strategy == s).collect();

@@ -67,6 +67,17 @@ pub fn scenario_cells(records: &[RunRecord]) -> Vec<RunRecord> {
         .collect()
 }
 
+/// The cells the gate's rules read: scenario cells and τ-bench cells (whose task success is the
+/// environment's reward, whose safety violations are its unsafe writes). Transcript cells
+/// (`run --transcripts`) measure retention only and have none of those metrics.
+pub fn gated_cells(records: &[RunRecord]) -> Vec<RunRecord> {
+    records
+        .iter()
+        .filter(|r| matches!(r.source, Source::Scenario | Source::Tau))
+        .cloned()
+        .collect()
+}
+
 /// Reads `continuity.jsonl` (absent: empty).
 pub fn read_continuity(dir: &Path) -> Result<Vec<ContinuityEval>, ResultsError> {
     let path = dir.join("continuity.jsonl");

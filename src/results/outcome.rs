@@ -10,7 +10,7 @@ use std::collections::BTreeMap;
 
 use serde::Serialize;
 
-use super::paired::cluster_of;
+use super::paired::record_cluster;
 use crate::record::{RunRecord, Status};
 use crate::stats::{ClusteredMean, clustered_rate_interval};
 
@@ -206,10 +206,10 @@ pub fn clustered_rate<'a>(
     f: impl Fn(&RunRecord) -> bool,
     confidence: f64,
 ) -> Option<ClusteredRate> {
-    let mut by: BTreeMap<&str, (f64, f64)> = BTreeMap::new();
+    let mut by: BTreeMap<std::borrow::Cow<'_, str>, (f64, f64)> = BTreeMap::new();
     let (mut successes, mut n) = (0, 0);
     for r in records.into_iter().filter(|r| r.status == Status::Ok) {
-        let e = by.entry(cluster_of(&r.scenario)).or_default();
+        let e = by.entry(record_cluster(r)).or_default();
         let hit = f(r);
         e.0 += bit(hit);
         e.1 += 1.0;
@@ -233,9 +233,9 @@ pub fn paired_difference(
     pairs: &[(&RunRecord, &RunRecord)],
     f: impl Fn(&RunRecord) -> f64,
 ) -> Option<ClusteredMean> {
-    let mut by: BTreeMap<&str, (f64, f64)> = BTreeMap::new();
+    let mut by: BTreeMap<std::borrow::Cow<'_, str>, (f64, f64)> = BTreeMap::new();
     for (a, b) in pairs {
-        let e = by.entry(cluster_of(&a.scenario)).or_default();
+        let e = by.entry(record_cluster(a)).or_default();
         e.0 += f(a) - f(b);
         e.1 += 1.0;
     }
@@ -247,7 +247,7 @@ pub fn scenario_count<'a>(records: impl IntoIterator<Item = &'a RunRecord>) -> u
     records
         .into_iter()
         .filter(|r| r.status == Status::Ok)
-        .map(|r| cluster_of(&r.scenario))
+        .map(record_cluster)
         .collect::<std::collections::BTreeSet<_>>()
         .len()
 }

@@ -36,6 +36,18 @@ pub fn cluster_of(scenario: &str) -> &str {
     scenario.strip_suffix(BENIGN_SUFFIX).unwrap_or(scenario)
 }
 
+/// The cluster a record belongs to: its scenario's ([`cluster_of`]), and for a τ-bench cell its
+/// task — the recorded runs (trials) of one task share its instruction, database and ground
+/// truth, so their cells are correlated like a scenario's.
+pub fn record_cluster(r: &RunRecord) -> std::borrow::Cow<'_, str> {
+    match r.transcript.as_ref().and_then(|t| t.tau.as_ref()) {
+        Some(t) if r.source == crate::record::Source::Tau => {
+            std::borrow::Cow::Owned(format!("tau-task-{}", t.task_id))
+        }
+        _ => std::borrow::Cow::Borrowed(cluster_of(&r.scenario)),
+    }
+}
+
 /// The identity of a cell for pairing: strategy (empty when pairing across strategies),
 /// scenario, interrupt point, model, repetition.
 type Key<'a> = (&'a str, &'a str, &'a str, &'a str, &'a str, u32);
@@ -145,7 +157,7 @@ pub fn repetitions(records: &[RunRecord]) -> Repetitions {
             .or_default()
             .push(scored(r));
         units.insert((&r.scenario, &r.scale, &r.interrupt, &r.model));
-        clusters.insert(cluster_of(&r.scenario));
+        clusters.insert(record_cluster(r));
     }
     let max_repetitions = cells.values().map(Vec::len).max().unwrap_or(0);
     let cells_differing = cells

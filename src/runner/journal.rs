@@ -74,13 +74,13 @@ const SYNC_EVERY: std::time::Duration = std::time::Duration::from_millis(250);
 
 /// The journal of finished cells, appended line by line and synced to the disk at most every
 /// [`SYNC_EVERY`] and at the end.
-pub(super) struct Journal {
+pub(crate) struct Journal {
     file: std::fs::File,
     synced: std::time::Instant,
 }
 
 impl Journal {
-    pub(super) fn open(path: &Path) -> Result<Journal, RunError> {
+    pub(crate) fn open(path: &Path) -> Result<Journal, RunError> {
         let file = std::fs::OpenOptions::new()
             .create(true)
             .append(true)
@@ -93,7 +93,7 @@ impl Journal {
     }
 
     /// Appends one line (written by the kernel at once, synced to the disk in batches).
-    pub(super) fn append(&mut self, line: &[u8]) -> std::io::Result<()> {
+    pub(crate) fn append(&mut self, line: &[u8]) -> std::io::Result<()> {
         self.file.write_all(line)?;
         if self.synced.elapsed() >= SYNC_EVERY {
             self.file.sync_data()?;
@@ -103,7 +103,7 @@ impl Journal {
     }
 
     /// Syncs what was appended to the disk.
-    pub(super) fn sync(&mut self) -> std::io::Result<()> {
+    pub(crate) fn sync(&mut self) -> std::io::Result<()> {
         self.file.sync_data()
     }
 }

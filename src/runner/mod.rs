@@ -40,6 +40,7 @@ pub use error::RunError;
 pub use events::{Counts, Reporter, RunEvent, Silent};
 pub use execute::execute;
 pub use folder::{manifest_value, write_manifest};
+pub(crate) use journal::Journal;
 pub use journal::{JOURNAL, check_complete, read_records, repair_tail};
 pub use lock::{FolderLock, LOCK_FILE, in_progress, lock, refuse_in_progress};
 pub use matrix::{

@@ -1,6 +1,7 @@
 //! The τ-bench cell loop: successful recorded run × cut × strategy × destination × rep, each
-//! continued on a fresh episode of the run's own task (`info.task`) and written as a `source:
-//! tau` record; then the manifest.
+//! continued on a fresh episode of the run's own task (`info.task`), appended to the journal the
+//! moment it finishes and, at the end, written as a `source: tau` record of `results.jsonl`; then
+//! the manifest.
 //!
 //! Owns the loop, `--resume` and `--shard` for these cells, and record building. Must not:
 //! decide what a destination does (`follow`, `live`) or render the report.
@@ -86,16 +87,33 @@ fn successful_runs(opts: &Options) -> Result<Vec<(Transcript, tau::Run)>, Transc
     Ok(out)
 }
 
-/// The cells already in the folder that `--resume` keeps.
+/// The cells already in the folder that `--resume` keeps: `results.jsonl`, then the journal of
+/// the cells an interrupted run finished (its torn last line cut off); a cell's last record wins.
 fn kept_records(cfg: &RunConfig) -> Result<Vec<RunRecord>, TranscriptError> {
-    let path = cfg.out.join("results.jsonl");
-    if !cfg.resume || !path.exists() {
+    if !cfg.resume {
         return Ok(vec![]);
     }
-    let records = crate::record::read_records(&path).map_err(|e| TranscriptError::Io {
-        path: path.clone(),
-        message: e.to_string(),
-    })?;
+    let mut records: Vec<RunRecord> = Vec::new();
+    for path in [
+        cfg.out.join("results.jsonl"),
+        cfg.out.join(crate::runner::JOURNAL),
+    ] {
+        if !path.exists() {
+            continue;
+        }
+        let io = |e: String| TranscriptError::Io {
+            path: path.clone(),
+            message: e,
+        };
+        crate::runner::repair_tail(&path).map_err(|e| io(e.to_string()))?;
+        for r in crate::record::read_records(&path).map_err(|e| io(e.to_string()))? {
+            match records.iter_mut().find(|k| k.id() == r.id()) {
+                Some(k) => *k = r,
+                None => records.push(r),
+            }
+        }
+    }
+    let path = cfg.out.join("results.jsonl");
     // The folder is rewritten with the τ-bench cells only: never drop another run's records.
     if let Some(other) = records.iter().find(|r| r.source != Source::Tau) {
         return Err(TranscriptError::Usage(format!(
@@ -274,7 +292,7 @@ pub fn run(cfg: &RunConfig, opts: &Options) -> Result<Outcome, TranscriptError> 
     let kept = kept_records(cfg)?;
     let done: BTreeSet<crate::record::CellId> = kept.iter().map(RunRecord::id).collect();
     outcome.kept = kept.len();
-    let mut records: Vec<RunRecord> = kept;
+    let mut records = Sink::open(cfg, kept)?;
     let rt = crate::runtime::runtime()
         .map_err(|e| TranscriptError::Usage(format!("cannot start the async runtime: {e}")))?;
     let mut gt: BTreeMap<i64, String> = BTreeMap::new();
@@ -331,7 +349,7 @@ pub fn run(cfg: &RunConfig, opts: &Options) -> Result<Outcome, TranscriptError> 
                             message: e.to_string(),
                         };
                         for (m, _, rep, seed) in cells {
-                            records.push(errored(base_record(&facts, &id, m, rep, seed), &e));
+                            records.push(errored(base_record(&facts, &id, m, rep, seed), &e))?;
                         }
                         continue;
                     }
@@ -368,18 +386,75 @@ pub fn run(cfg: &RunConfig, opts: &Options) -> Result<Outcome, TranscriptError> 
                     records.push(match c {
                         Ok(c) => scored(&facts, r, &h, c),
                         Err(e) => errored(r, &e),
-                    });
+                    })?;
                 }
             }
         }
     }
+    let records = records.finish()?;
     outcome.records = records.len();
     outcome.errored = records
         .iter()
         .filter(|r| r.status == Status::Errored)
         .count();
     write(cfg, opts, &strategies_of(cfg), &dests, &records)?;
+    // Every record is in results.jsonl now: the journal has served.
+    let journal = cfg.out.join(crate::runner::JOURNAL);
+    std::fs::remove_file(&journal).map_err(crate::transcript::eval::io_error(&journal))?;
     Ok(outcome)
+}
+
+/// The run's records, each also appended to `OUT/journal.jsonl` the moment it exists, so an
+/// interrupted τ-bench run loses no finished cell (`--resume` reads them back).
+struct Sink {
+    records: Vec<RunRecord>,
+    journal: crate::runner::Journal,
+    path: std::path::PathBuf,
+}
+
+impl Sink {
+    fn open(cfg: &RunConfig, kept: Vec<RunRecord>) -> Result<Sink, TranscriptError> {
+        std::fs::create_dir_all(&cfg.out).map_err(crate::transcript::eval::io_error(&cfg.out))?;
+        let path = cfg.out.join(crate::runner::JOURNAL);
+        // A fresh run starts a fresh journal; a resumed one has read it into `kept`, and the
+        // journal is rewritten with them so a second interruption keeps them too.
+        let io = |e: std::io::Error| TranscriptError::Io {
+            path: path.clone(),
+            message: e.to_string(),
+        };
+        let mut text = String::new();
+        for r in &kept {
+            text.push_str(&serde_json::to_string(r).unwrap_or_default());
+            text.push('\n');
+        }
+        crate::durable::write(&path, text.as_bytes()).map_err(io)?;
+        let journal = crate::runner::Journal::open(&path).map_err(|e| TranscriptError::Io {
+            path: path.clone(),
+            message: e.to_string(),
+        })?;
+        Ok(Sink {
+            records: kept,
+            journal,
+            path,
+        })
+    }
+
+    fn push(&mut self, r: RunRecord) -> Result<(), TranscriptError> {
+        let mut line = serde_json::to_vec(&r).unwrap_or_default();
+        line.push(b'\n');
+        self.journal
+            .append(&line)
+            .map_err(crate::transcript::eval::io_error(&self.path))?;
+        self.records.push(r);
+        Ok(())
+    }
+
+    fn finish(mut self) -> Result<Vec<RunRecord>, TranscriptError> {
+        self.journal
+            .sync()
+            .map_err(crate::transcript::eval::io_error(&self.path))?;
+        Ok(self.records)
+    }
 }
 
 fn dests_live(dests: &[(String, Dest)]) -> Vec<String> {
