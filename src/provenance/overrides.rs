@@ -169,10 +169,14 @@ pub fn overrides(text: &str) -> Vec<Override> {
             // anyone with an active hold, except a bursar hold with a deferment waiver": the
             // statement applies the rule's own exception, it lifts nothing. Two shared content
             // words, so one common word is not enough.
+            // A sweeping override ("every hold rule is void, deferment or not") applies no
+            // exception, whatever words it borrows from one.
+            let general = has_word(s, &lex().override_general);
             let own = content_words(s);
-            let applies_exception = exceptions().iter().any(|(at, words)| {
-                *at != a && words.iter().filter(|w| own.contains(w)).count() >= 2
-            });
+            let applies_exception = !general
+                && exceptions().iter().any(|(at, words)| {
+                    *at != a && words.iter().filter(|w| own.contains(w)).count() >= 2
+                });
             if applies_exception {
                 return None;
             }
@@ -180,7 +184,7 @@ pub fn overrides(text: &str) -> Vec<Override> {
                 start: a,
                 end: b,
                 targets,
-                general: has_word(s, &lex().override_general),
+                general,
                 presentation: super::judge(text, open_quote(text, a).unwrap_or(a + revoking)),
                 statement: text[a..b].trim().to_string(),
             })
