@@ -25,29 +25,8 @@ use serde_json::{Map, Value};
 
 pub use log::{FILE, HANDOFFS, Log, LogError, find, handoffs, read};
 
-/// The cell an entry belongs to (a record's identity, as JSON).
-#[derive(Debug, Clone, Default, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
-pub struct Cell {
-    pub scenario: String,
-    pub scale: String,
-    pub interrupt: String,
-    pub strategy: String,
-    pub model: String,
-    pub rep: u32,
-}
-
-impl From<&crate::record::CellId> for Cell {
-    fn from(c: &crate::record::CellId) -> Cell {
-        Cell {
-            scenario: c.scenario.clone(),
-            scale: c.scale.clone(),
-            interrupt: c.interrupt.clone(),
-            strategy: c.strategy.clone(),
-            model: c.model.clone(),
-            rep: c.rep,
-        }
-    }
-}
+/// The cell an entry belongs to: the record's identity ([`crate::record::CellId`]), as JSON.
+pub type Cell = crate::record::CellId;
 
 /// Which kind of destination the cell ran.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
@@ -134,6 +113,31 @@ pub struct Exchange {
     /// Why the turn failed (the cell's error): the request got no usable completion.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub error: Option<String>,
+}
+
+impl Exchange {
+    /// A turn whose request got no answer (yet): what was sent, when, and why nothing came back.
+    pub fn unanswered(
+        turn: u32,
+        started_ms: f64,
+        request: Request,
+        error: Option<String>,
+    ) -> Exchange {
+        Exchange {
+            turn,
+            started_ms,
+            latency_ms: 0.0,
+            requests: 0,
+            from_cache: false,
+            request,
+            response: None,
+            finish_reason: None,
+            usage: None,
+            text: String::new(),
+            tool_calls: Vec::new(),
+            error,
+        }
+    }
 }
 
 /// A request as sent, relative to the previous one of the cell.
@@ -285,20 +289,8 @@ mod tests {
         for (turn, b) in [&b1, &b2, &b3].into_iter().enumerate() {
             let (request, messages) = compact(b, &prev);
             prev = messages;
-            e.exchanges.push(Exchange {
-                turn: turn as u32 + 1,
-                started_ms: 0.0,
-                latency_ms: 0.0,
-                requests: 1,
-                from_cache: false,
-                request,
-                response: None,
-                finish_reason: None,
-                usage: None,
-                text: String::new(),
-                tool_calls: Vec::new(),
-                error: None,
-            });
+            e.exchanges
+                .push(Exchange::unanswered(turn as u32 + 1, 0.0, request, None));
         }
         assert_eq!(e.exchanges[1].request.extends, 1);
         assert_eq!(e.exchanges[1].request.messages.len(), 2);

@@ -41,7 +41,7 @@ pub const RECORD_VERSION: u64 = 2;
 /// The identity of a cell: what `--resume`, shards, `merge` and the duplicate check compare.
 /// Every place that needs "which cell is this" builds one of these, so a new dimension of the
 /// matrix is added here once.
-#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash)]
+#[derive(Debug, Clone, Default, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
 pub struct CellId {
     pub scenario: String,
     /// The history scale (`base`, `40k`, …).
@@ -50,6 +50,13 @@ pub struct CellId {
     pub strategy: String,
     pub model: String,
     pub rep: u32,
+}
+
+impl From<&CellId> for CellId {
+    /// A copy: callers that hold a borrowed identity (`conversation::Cell::from(&r.id())`).
+    fn from(c: &CellId) -> CellId {
+        c.clone()
+    }
 }
 
 impl CellId {

@@ -172,11 +172,7 @@ fn data(records: &[RunRecord], entries: Vec<Entry>, handoffs: &BTreeMap<String, 
     let mut shown: BTreeMap<&str, &Handoff> = BTreeMap::new();
     for i in order {
         let r = &records[i];
-        let Some(e) = r
-            .conversation
-            .as_ref()
-            .and_then(|_| by_cell.get(&conversation::Cell::from(&r.id())))
-        else {
+        let Some(e) = r.conversation.as_ref().and_then(|_| by_cell.get(&r.id())) else {
             continue;
         };
         let handoff = e.handoff.as_deref().and_then(|d| handoffs.get(d));

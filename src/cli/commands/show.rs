@@ -216,7 +216,7 @@ pub fn run(args: &ShowArgs) -> Result<i32, Error> {
         );
         return Ok(exit::OK);
     }
-    let cell = conversation::Cell::from(&r.id());
+    let cell = r.id();
     let entry = conversation::find(&args.dir, &cell).map_err(|e| Error::Usage(e.to_string()))?;
     match entry {
         Some(e) => {

@@ -238,20 +238,12 @@ impl LiveAgent {
             let t0 = Instant::now();
             // Recorded before the answer: a request the cell's wall-clock budget abandons keeps
             // its place in the conversation.
-            self.exchanges.push(Exchange {
-                turn: self.exchanges.len() as u32 + 1,
-                started_ms: self.started.elapsed().as_secs_f64() * 1e3,
-                latency_ms: 0.0,
-                requests: 0,
-                from_cache: false,
+            self.exchanges.push(Exchange::unanswered(
+                self.exchanges.len() as u32 + 1,
+                self.started.elapsed().as_secs_f64() * 1e3,
                 request,
-                response: None,
-                finish_reason: None,
-                usage: None,
-                text: String::new(),
-                tool_calls: Vec::new(),
-                error: Some("no answer: the request was abandoned when the cell's wall-clock budget (cell_timeout_s) ran out".into()),
-            });
+                Some("no answer: the request was abandoned when the cell's wall-clock budget (cell_timeout_s) ran out".into()),
+            ));
             let answer = self
                 .client
                 .complete_raw(&body, &self.ctx, &mut self.stats)

@@ -145,7 +145,7 @@ pub async fn run_cell(shared: &Shared, c: &CellSpec, index: usize) -> RunRecord 
     let mut entry = conversation::Entry::new(conversation::Cell::default(), kind);
     let mut given = None;
     let mut r = continue_cell(shared, c, index, &mut entry, &mut given).await;
-    entry.cell = conversation::Cell::from(&r.id());
+    entry.cell = r.id();
     entry.outcome = conversation::Outcome {
         status: match r.status {
             crate::record::Status::Ok => "ok".into(),
