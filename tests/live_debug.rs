@@ -74,7 +74,21 @@ async fn chat(State(s): State<Arc<Seen>>, headers: HeaderMap, Json(body): Json<V
         .into_iter()
         .flatten()
         .any(|m| m["role"] == "tool");
+    // `prefill` acts as llama.cpp's server does with `tool_choice = "required"`: prose unless the
+    // request ends with an assistant turn that opens a tool call, which the answer continues.
+    let prefilled = body["messages"]
+        .as_array()
+        .and_then(|m| m.last())
+        .is_some_and(|m| m["role"] == "assistant" && m["content"] == "<tool_call>\n");
     let m = match model.as_str() {
+        "prefill" if !prefilled => {
+            return Json(completion(
+                &model,
+                json!({"role": "assistant", "content": "You can use the find_ticket_by_key function to find the ticket."}),
+                "length",
+            ))
+            .into_response();
+        }
         "cut" => {
             return Json(completion(
                 &model,
@@ -302,6 +316,75 @@ fn a_working_model_s_conversation_is_saved_shown_and_keeps_no_key() {
     assert!(files.iter().any(|(p, _)| p.ends_with("viewer.html")));
     for (p, text) in files {
         assert!(!text.contains(KEY), "the key leaked into {}", p.display());
+    }
+}
+
+#[test]
+fn a_prefill_opens_each_answer_and_the_saved_requests_still_rebuild() {
+    let (port, _) = start();
+    let dir = tempfile::tempdir().expect("tempdir").keep();
+    let config = dir.join("prefill.toml");
+    let table = |name: &str, prefill: &str| {
+        format!(
+            "[model.{name}]\nbase_url = \"http://127.0.0.1:{port}/v1\"\nmodel = \"prefill\"\ntool_choice = \"required\"\nmax_tokens = 64\nretries = 0\n{prefill}"
+        )
+    };
+    std::fs::write(
+        &config,
+        format!(
+            "{}\n{}",
+            table("opened", "prefill = \"<tool_call>\\n\"\n"),
+            table("plain", "")
+        ),
+    )
+    .expect("config");
+    // Without it the server answers prose: no tool call, flagged (exit 13).
+    let (code, stderr, out) = run(&[
+        "--config",
+        config.to_str().expect("utf-8"),
+        "--models",
+        "plain",
+    ]);
+    assert_eq!(code, 13, "{stderr}");
+    assert!(records(&out).iter().all(|r| {
+        r.diagnostics
+            .live
+            .as_ref()
+            .is_some_and(|l| l.tool_call_turns == 0)
+    }));
+    let (code, stderr, out) = run(&[
+        "--config",
+        config.to_str().expect("utf-8"),
+        "--models",
+        "opened",
+    ]);
+    assert_eq!(code, 0, "{stderr}");
+    for r in records(&out) {
+        let l = r.diagnostics.live.as_ref().expect("live");
+        assert_eq!(l.tool_call_turns, 2, "{:?}", r.id());
+        let e = conversation::find(&out, &conversation::Cell::from(&r.id()))
+            .expect("read")
+            .expect("the record's entry");
+        let (r0, r1) = (e.request(0).expect("0"), e.request(1).expect("1"));
+        let (m0, m1) = (
+            r0["messages"].as_array().expect("m"),
+            r1["messages"].as_array().expect("m"),
+        );
+        // Each request as sent ends with the prefill; the next one replaces it with the answer
+        // as parsed and the tool's result, and is saved as an extension of the shared part.
+        for m in [m0, m1] {
+            assert_eq!(
+                m.last(),
+                Some(&json!({"role": "assistant", "content": "<tool_call>\n"}))
+            );
+        }
+        assert_eq!(m1.len(), m0.len() + 2);
+        assert_eq!(&m1[..m0.len() - 1], &m0[..m0.len() - 1]);
+        assert_eq!(
+            m1[m0.len() - 1]["tool_calls"][0]["function"]["name"],
+            "find_ticket_by_key"
+        );
+        assert_eq!(e.exchanges[1].request.extends, m0.len() - 1);
     }
 }
 

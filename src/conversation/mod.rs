@@ -10,9 +10,10 @@
 //! Entries are keyed by the cell, never by a byte offset, so `results.jsonl` stays the same
 //! whatever `--concurrency` (the order of entries in the file follows scheduling).
 //!
-//! Requests are stored compactly: every request of a cell extends the one before it (the agent
-//! only appends messages), so an exchange keeps the number of messages it shares with the
-//! previous request and the messages it adds; [`Entry::request`] rebuilds a request whole. The
+//! Requests are stored compactly: a request of a cell starts with most of the one before it (the
+//! agent only appends messages, but a model's `prefill` ends each request with a turn the next
+//! one replaces), so an exchange keeps how many leading messages it shares with the previous
+//! request and the messages that follow; [`Entry::request`] rebuilds a request whole. The
 //! function definitions are kept once per entry.
 //!
 //! A leaf: data and its file format only. Must not: import anything of the pipeline (only the
@@ -240,14 +241,11 @@ impl Entry {
 /// previous request. Returns the request and this body's messages (the next call's `previous`).
 pub fn compact(body: &Value, previous: &[Value]) -> (Request, Vec<Value>) {
     let messages: Vec<Value> = body["messages"].as_array().cloned().unwrap_or_default();
-    let shared = if messages.len() >= previous.len()
-        && !previous.is_empty()
-        && messages[..previous.len()] == *previous
-    {
-        previous.len()
-    } else {
-        0
-    };
+    let shared = messages
+        .iter()
+        .zip(previous)
+        .take_while(|(a, b)| a == b)
+        .count();
     let mut params = body.as_object().cloned().unwrap_or_default();
     params.remove("messages");
     params.remove("tools");
@@ -271,8 +269,12 @@ mod tests {
         let tools = vec![json!({"type": "function", "function": {"name": "t"}})];
         let b1 = json!({"model": "m", "messages": [{"role": "user", "content": "a"}], "tools": tools, "max_tokens": 5});
         let b2 = json!({"model": "m", "messages": [{"role": "user", "content": "a"}, {"role": "assistant", "content": "b"}, {"role": "user", "content": "c"}], "tools": tools, "max_tokens": 5});
-        // Not an extension: kept whole.
+        // Shares no leading message: kept whole.
         let b3 = json!({"model": "m", "messages": [{"role": "user", "content": "z"}], "tools": tools, "max_tokens": 5});
+        // A prefilled turn ends each request and the next one replaces it: the leading messages
+        // before it are still shared.
+        let b4 = json!({"model": "m", "messages": [{"role": "user", "content": "z"}, {"role": "assistant", "content": "<p>"}], "tools": tools, "max_tokens": 5});
+        let b5 = json!({"model": "m", "messages": [{"role": "user", "content": "z"}, {"role": "assistant", "content": "y"}, {"role": "user", "content": "x"}, {"role": "assistant", "content": "<p>"}], "tools": tools, "max_tokens": 5});
         let mut e = Entry::new(
             Cell {
                 scenario: "s".into(),
@@ -286,7 +288,7 @@ mod tests {
         );
         e.tools = tools.clone();
         let mut prev = Vec::new();
-        for (turn, b) in [&b1, &b2, &b3].into_iter().enumerate() {
+        for (turn, b) in [&b1, &b2, &b3, &b4, &b5].into_iter().enumerate() {
             let (request, messages) = compact(b, &prev);
             prev = messages;
             e.exchanges
@@ -298,6 +300,11 @@ mod tests {
         assert_eq!(e.request(0), Some(b1));
         assert_eq!(e.request(1), Some(b2));
         assert_eq!(e.request(2), Some(b3));
-        assert_eq!(e.request(3), None);
+        assert_eq!(e.exchanges[3].request.extends, 1);
+        assert_eq!(e.exchanges[4].request.extends, 1);
+        assert_eq!(e.exchanges[4].request.messages.len(), 3);
+        assert_eq!(e.request(3), Some(b4));
+        assert_eq!(e.request(4), Some(b5));
+        assert_eq!(e.request(5), None);
     }
 }

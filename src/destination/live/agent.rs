@@ -131,12 +131,16 @@ impl LiveAgent {
     }
 
     /// The request body: the model's request fields ([`super::ModelConfig::request_fields`]),
-    /// the messages and the tools.
+    /// the messages (and the model's `prefill` as a last assistant turn) and the tools.
     fn body(&self) -> Value {
         let mut b = serde_json::Map::new();
         let fields = self.client.config.request_fields();
         b.insert("model".into(), fields["model"].clone());
-        b.insert("messages".into(), Value::Array(self.messages.clone()));
+        let mut messages = self.messages.clone();
+        if let Some(p) = &self.client.config.prefill {
+            messages.push(json!({"role": "assistant", "content": p}));
+        }
+        b.insert("messages".into(), Value::Array(messages));
         b.insert("tools".into(), Value::Array(self.tools.clone()));
         b.extend(fields);
         Value::Object(b)

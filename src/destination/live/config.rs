@@ -70,6 +70,13 @@ pub struct ModelConfig {
     /// Stop sequences sent with every request (`stop`).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub stop: Vec<String>,
+    /// The start of every destination answer, sent as a final assistant message that a server
+    /// which continues a final assistant turn (llama.cpp's server) answers from inside. With a
+    /// template whose tool calls open with a marker, the marker here forces a tool call where the
+    /// server's `tool_choice = "required"` still lets prose come first. Not kept in the
+    /// conversation the model sees next turn: the answer as parsed is.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub prefill: Option<String>,
     /// Extra fields of every request body (`top_k`, `repetition_penalty`, `chat_template_kwargs`,
     /// …); they may not set the fields the harness owns ([`RESERVED_FIELDS`]).
     #[serde(default, skip_serializing_if = "Map::is_empty")]
@@ -193,6 +200,7 @@ impl ModelConfig {
             cell_timeout_s: default_cell_timeout(),
             tool_choice: None,
             stop: Vec::new(),
+            prefill: None,
             extra_body: Map::new(),
             summariser: None,
         }
@@ -280,6 +288,12 @@ impl ModelConfig {
         }
         if self.stop.iter().any(String::is_empty) {
             return Err("`stop` holds an empty sequence".into());
+        }
+        if self.prefill.as_deref() == Some("") {
+            return Err(
+                "`prefill` is empty: leave it out, or give the text every answer starts with"
+                    .into(),
+            );
         }
         if let Some(s) = &self.summariser {
             if s.max_tokens == Some(0) {
@@ -460,6 +474,10 @@ mod tests {
                 .contains("`messages`")
         );
         m.extra_body.remove("messages");
+        m.prefill = Some(String::new());
+        assert!(m.check_request().expect_err("empty").contains("`prefill`"));
+        m.prefill = Some("<tool_call>\n".into());
+        assert_eq!(m.check_request(), Ok(()));
         m.tool_choice = Some("always".into());
         assert!(m.check_request().expect_err("bad").contains("tool_choice"));
     }
