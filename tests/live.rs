@@ -157,6 +157,14 @@ fn validate(body: &Value) -> Result<(), String> {
                                 "messages.{i}.tool_calls: malformed tool call {c}"
                             ));
                         }
+                        // llama.cpp's server renders the history through the chat template and
+                        // parses every call's arguments first.
+                        let args = c["function"]["arguments"].as_str().unwrap_or_default();
+                        if !matches!(serde_json::from_str::<Value>(args), Ok(Value::Object(_))) {
+                            return Err(format!(
+                                "messages.{i}.tool_calls: Failed to parse tool call arguments as JSON: {args}"
+                            ));
+                        }
                         open.push(id.to_string());
                     }
                 }

@@ -358,8 +358,16 @@ impl LiveAgent {
                     .push(json!({"role": "user", "content": NUDGE}));
                 continue;
             }
+            // Arguments that are not a JSON object go back as `{}` (the call's error result says
+            // why): servers that render the history through a chat template (llama.cpp's) parse
+            // every call's arguments, and refuse the whole request when one does not parse. What
+            // the model really wrote stays in the saved exchange.
+            let echoed = |a: &str| match serde_json::from_str::<Value>(a) {
+                Ok(Value::Object(_)) => a.to_string(),
+                _ => "{}".to_string(),
+            };
             self.messages.push(json!({"role": "assistant", "content": text,
-                "tool_calls": calls.iter().map(|(id, n, a)| json!({"id": id, "type": "function", "function": {"name": n, "arguments": a}})).collect::<Vec<_>>()}));
+                "tool_calls": calls.iter().map(|(id, n, a)| json!({"id": id, "type": "function", "function": {"name": n, "arguments": echoed(a)}})).collect::<Vec<_>>()}));
             let mut verdicts = Vec::new();
             for (id, name, args) in calls {
                 let parsed = self.parse_call(&name, &args);
