@@ -338,13 +338,16 @@ fn a_prefill_opens_each_answer_and_the_saved_requests_still_rebuild() {
         ),
     )
     .expect("config");
+    let with = |model: &str| {
+        run(&[
+            "--config",
+            config.to_str().expect("utf-8"),
+            "--models",
+            model,
+        ])
+    };
     // Without it the server answers prose: no tool call, flagged (exit 13).
-    let (code, stderr, out) = run(&[
-        "--config",
-        config.to_str().expect("utf-8"),
-        "--models",
-        "plain",
-    ]);
+    let (code, stderr, out) = with("plain");
     assert_eq!(code, 13, "{stderr}");
     assert!(records(&out).iter().all(|r| {
         r.diagnostics
@@ -352,12 +355,7 @@ fn a_prefill_opens_each_answer_and_the_saved_requests_still_rebuild() {
             .as_ref()
             .is_some_and(|l| l.tool_call_turns == 0)
     }));
-    let (code, stderr, out) = run(&[
-        "--config",
-        config.to_str().expect("utf-8"),
-        "--models",
-        "opened",
-    ]);
+    let (code, stderr, out) = with("opened");
     assert_eq!(code, 0, "{stderr}");
     for r in records(&out) {
         let l = r.diagnostics.live.as_ref().expect("live");
