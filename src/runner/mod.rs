@@ -47,5 +47,5 @@ pub use matrix::{
     CellSpec, HandoffKey, Matrix, PointKey, cell_seed, identity, record_identity, seed_scenario,
 };
 pub use plan::{Plan, ReceiptFault, plan, plugin_hidden, select_scenarios};
-pub use prepare::Prepared;
+pub use prepare::{FAIL_FAST_AFTER, Prepared};
 pub use signals::stop_on_signals;

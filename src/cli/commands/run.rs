@@ -405,6 +405,7 @@ fn config(dir: &Path, a: RunArgs) -> Result<(RunConfig, f64), Error> {
         no_cache: a.no_cache,
         rerun_errored: a.rerun_errored,
         probe: !a.no_probe,
+        fail_fast: !a.no_fail_fast,
         shard: a
             .shard
             .as_deref()
