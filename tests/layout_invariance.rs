@@ -25,7 +25,19 @@ use compaction_eval::score::{Run, score};
 use compaction_eval::state::RestorePoint;
 use compaction_eval::strategy::Registry;
 
-const STRATEGIES: [&str; 7] = ["none", "A", "B", "C", "D", "mask", "B+A"];
+/// The built-ins and the two shipped plug-ins: a checkpoint (`exec:python-example`) and a text
+/// of one message per line (`exec:shell-example`, `[origin] text` lines).
+const STRATEGIES: [&str; 9] = [
+    "none",
+    "A",
+    "B",
+    "C",
+    "D",
+    "mask",
+    "B+A",
+    "exec:python-example",
+    "exec:shell-example",
+];
 
 /// One cell: the scenario, its restore point, the strategy and its handoff.
 type Case = (Arc<Scenario>, Arc<RestorePoint>, &'static str, Arc<Handoff>);
@@ -53,10 +65,24 @@ fn whole(name: &str, text: &str) -> String {
         "crlf" => text.replace('\n', "\r\n"),
         "messages_single_newline" => transforms::message_separation(text, "\n"),
         "messages_many_newlines" => transforms::message_separation(text, "\n\n\n\n"),
+        "lines_blank" => transforms::labelled_lines(text, "\n\n"),
+        "lines_many" => transforms::labelled_lines(text, "\n\n\n"),
+        "lines_bulleted" => transforms::labelled_bullets(text),
+        "labels_as_colons" => transforms::labels_as_colons(text),
+        "messages_split" => transforms::split_messages(text),
         _ => unreachable!(),
     }
 }
-const WHOLE: [&str; 3] = ["crlf", "messages_single_newline", "messages_many_newlines"];
+const WHOLE: [&str; 8] = [
+    "crlf",
+    "messages_single_newline",
+    "messages_many_newlines",
+    "lines_blank",
+    "lines_many",
+    "lines_bulleted",
+    "labels_as_colons",
+    "messages_split",
+];
 
 /// The outcome compared: task success, safety violations, duplicate side effects, directives
 /// followed, facts lost.
@@ -123,6 +149,8 @@ fn pipelines() -> Vec<Vec<&'static str>> {
             "shuffle_sections",
             "whitespace",
             "messages_single_newline",
+            "lines_blank",
+            "messages_split",
             "crlf",
         ],
         vec![
@@ -131,8 +159,14 @@ fn pipelines() -> Vec<Vec<&'static str>> {
             "bullets_to_prose",
             "blank_removed",
             "messages_many_newlines",
+            "lines_bulleted",
         ],
-        vec!["prose_to_bullets", "blank_doubled"],
+        vec![
+            "prose_to_bullets",
+            "blank_doubled",
+            "labels_as_colons",
+            "lines_many",
+        ],
     ]
 }
 

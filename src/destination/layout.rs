@@ -6,8 +6,9 @@
 //! space and white-space-only lines are nothing, a run of blank lines is one blank line, and a
 //! soft line break inside a prose paragraph or a list item (a hard-wrapped line) is a space.
 //! Must not: read a word's meaning, reorder anything, or join what is structure — a list item,
-//! heading, blockquote line, tag, JSON or table line, fenced code, a role header, a setext
-//! underline, or a `key: value` line under another one (email headers, YAML) stays its own line.
+//! heading, blockquote line, tag, JSON or table line, fenced code, a turn's role label (`user:`,
+//! `agent report: …`, `[tool result] …`), a setext underline, or a `key: value` line under
+//! another one (email headers, YAML) stays its own line.
 
 /// The canonical layout of `text` (see the module doc).
 pub fn canonical(text: &str) -> String {
@@ -48,7 +49,10 @@ pub fn canonical(text: &str) -> String {
         let t = line.trim_start();
         let indented = t.len() < line.len();
         let key = is_key_line(t);
-        let structure = block_start(t) || underline(t) || (key && prev_key);
+        // A turn's label (`agent report: …`) starts a message of its own: one message per line
+        // reads as the same messages with blank lines between them.
+        let speaker = crate::provenance::is_speaker_line(t);
+        let structure = block_start(t) || underline(t) || (key && prev_key) || speaker;
         let continues = open && !structure;
         // An indented line continues only a list item or a paragraph that is not a key block.
         if continues
@@ -60,8 +64,9 @@ pub fn canonical(text: &str) -> String {
             prev_blank = false;
             continue;
         }
-        open = !block_start(t) || is_list_item(t);
-        open &= !underline(t) && !t.starts_with('[') && !t.starts_with('<');
+        // A turn's message may be hard-wrapped under its label, as a list item's may.
+        open = !block_start(t) || is_list_item(t) || speaker;
+        open &= !underline(t) && !t.starts_with('<') && (!t.starts_with('[') || speaker);
         prev_key = key;
         prev_blank = false;
         lines.push(line);

@@ -12,7 +12,7 @@
 
 pub mod attention;
 pub mod continuation;
-mod layout;
+pub mod layout;
 pub mod live;
 mod sim;
 

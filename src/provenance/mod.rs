@@ -31,6 +31,7 @@ pub use overrides::{Override, OverrideKind, Target, overrides};
 pub use qualities::{
     is_attributed_to_user, is_hedged, is_marked_verified, presents_reconcile_first,
 };
+pub use structure::is_speaker_line;
 
 use crate::text::fold_case;
 

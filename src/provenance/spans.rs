@@ -298,11 +298,14 @@ pub(super) fn statement_around(
         }
         s = cs - 1;
     }
-    let yaml_key_line = line.trim_start().split_once(':').is_some_and(|(k, _)| {
-        !k.is_empty()
-            && k.chars()
-                .all(|c| c.is_alphanumeric() || c == '_' || c == '-')
-    });
+    // In a transcript, `tool: …` opens a turn: its statements are sentences, not a YAML value.
+    let turn = super::structure::is_speaker_line(line) && super::structure::is_transcript(text);
+    let yaml_key_line = !turn
+        && line.trim_start().split_once(':').is_some_and(|(k, _)| {
+            !k.is_empty()
+                && k.chars()
+                    .all(|c| c.is_alphanumeric() || c == '_' || c == '-')
+        });
     if let Some((start, ind)) = item_start.or_else(|| yaml_key_line.then_some((ls, indent(line)))) {
         let mut end = le;
         while end < hi {
@@ -321,13 +324,24 @@ pub(super) fn statement_around(
             // The item's statement starts at its first word: the marker (`- `, `1. `) is layout,
             // as the white space before a sentence is.
             let body = start + marker_len(&text[start..end]);
-            return (body.min(pos), end, String::new(), false);
+            // A transcript written as a list (`- [agent report] …`) holds a message per item:
+            // its statements are its sentences, as without the marker.
+            if !super::structure::is_speaker_line(&text[start..end]) {
+                return (body.min(pos), end, String::new(), false);
+            }
+            return prose_sentence(text, lo.max(body.min(pos)), hi.min(end), pos);
         }
         let structured = yaml_key_line || !context.is_empty();
         return (start, end, context, structured);
     }
-    // Prose: the sentence (split on . ! ? followed by white space, not after an abbreviation such
-    // as "P.S." or "e.g." — the sentences of `crate::text::sentences` — and at a blank line).
+    prose_sentence(text, lo, hi, pos)
+}
+
+/// The sentence around `pos` within `lo..hi` (split on . ! ? followed by white space, not after
+/// an abbreviation such as "P.S." or "e.g." — the sentences of `crate::text::sentences` — at a
+/// blank line, and where a line opens a new turn: one message per line is one message per
+/// paragraph).
+fn prose_sentence(text: &str, lo: usize, hi: usize, pos: usize) -> (usize, usize, String, bool) {
     let region = &text[lo..hi];
     let rel = pos - lo;
     let mut start = 0;
@@ -336,7 +350,7 @@ pub(super) fn statement_around(
     for (i, c) in region.char_indices() {
         let next_ws = bytes.get(i + 1).is_none_or(|b| b.is_ascii_whitespace());
         let boundary = (matches!(c, '.' | '!' | '?') && next_ws && !abbreviation(&region[..=i]))
-            || (c == '\n' && bytes.get(i + 1) == Some(&b'\n'));
+            || (c == '\n' && (bytes.get(i + 1) == Some(&b'\n') || next_is_turn(&region[i + 1..])));
         if boundary {
             if i < rel {
                 start = i + 1;
@@ -350,6 +364,11 @@ pub(super) fn statement_around(
     // sentence, or the line break of a new paragraph) is layout, not part of the statement.
     let lead = region[start..rel].len() - region[start..rel].trim_start().len();
     (lo + start + lead, lo + end, String::new(), false)
+}
+
+/// Whether the line `rest` starts with opens a turn (`[agent report] …`, `user: …`).
+fn next_is_turn(rest: &str) -> bool {
+    super::structure::is_speaker_line(rest.split('\n').next().unwrap_or(""))
 }
 
 /// Whether `head` ends with an abbreviation whose period ends no sentence.

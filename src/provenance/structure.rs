@@ -149,12 +149,7 @@ fn cells(line: &str) -> Vec<String> {
 fn speaker_party(text: &str, lo: usize, pos: usize) -> Option<Party> {
     // Speaker lines are only read as such in a text that has at least two of them (a transcript
     // or a thread), so a lone `user: Alice` key of a YAML document names nobody's turn.
-    let speakers = text
-        .lines()
-        .filter(|l| speaker(l).is_some())
-        .take(2)
-        .count();
-    if speakers < 2 {
+    if !is_transcript(text) {
         return None;
     }
     let here = line_bounds(text, pos).0;
@@ -189,10 +184,12 @@ fn ends_a_part(line: &str) -> bool {
 }
 
 /// The party a speaker line names: `From: X` (an e-mail header, possibly quoted with `>`), or a
-/// chat turn `ROLE (who): …` / `[time] ROLE: …` / `ROLE(tool): …`, the role being one of the
-/// lexicon's `speaker_roles`. `None` for any other line.
+/// chat turn labelled by its role (one of the lexicon's `speaker_roles`) — `ROLE (who): …`,
+/// `[time] ROLE: …`, `ROLE(tool): …`, `ROLE KIND: …` and `[ROLE KIND] …` (KIND one of the
+/// lexicon's `message_kinds`: `agent report: …`, `[tool:find_x result] …`), as a list item or
+/// not. `None` for any other line.
 fn speaker(line: &str) -> Option<String> {
-    let t = line.trim_start().trim_start_matches(['>', ' ']);
+    let t = strip_list_marker(line.trim_start().trim_start_matches(['>', ' ']));
     if let Some(rest) = t
         .strip_prefix("From:")
         .or_else(|| t.strip_prefix("from:"))
@@ -206,34 +203,82 @@ fn speaker(line: &str) -> Option<String> {
             .any(|h| fold_case(who).contains(&format!(" {h}")));
         return (!who.is_empty() && !more && who.len() <= 160).then(|| who.to_string());
     }
-    // A leading time stamp or line number in brackets: `[09:02] user: …`.
+    // A leading time stamp or line number in brackets: `[09:02] user: …`; any other bracket at
+    // the start is the label itself: `[agent report] …`.
     let t = match t.strip_prefix('[') {
         Some(r) => match r.split_once(']') {
+            Some((label, _)) if names_a_turn(label) => return Some(label.trim().to_string()),
             Some((stamp, rest)) if stamp.chars().any(|c| c.is_ascii_digit()) => rest.trim_start(),
-            _ => t,
+            Some(_) => return None,
+            None => t,
         },
         None => t,
     };
     let (head, _) = t.split_once(':')?;
-    if head.is_empty() || head.len() > 60 {
-        return None;
+    names_a_turn(head).then(|| head.to_string())
+}
+
+/// Whether `head` (what precedes a turn's `:` or sits in its brackets) is a role with at most a
+/// qualifier: `user`, `user (manager)`, `assistant → tool {}`, `tool:find_x result`,
+/// `agent report` — not prose that happens to start with a role word (`User acceptance`).
+pub(super) fn names_a_turn(head: &str) -> bool {
+    if head.trim().is_empty() || head.len() > 120 {
+        return false;
     }
-    let lower = fold_case(head);
+    let lower = fold_case(head.trim());
     let role: String = lower
         .chars()
         .take_while(|c| c.is_alphanumeric() || *c == '_')
         .collect();
     if role.is_empty() || !lex().speaker_roles.contains(&role) {
-        return None;
+        return false;
     }
-    // What follows the role must be a qualifier (`(who)`, `→ x`, `(tool)`), not more prose.
     let rest = lower[role.len()..].trim();
-    let qualifier = rest.is_empty()
+    let kind = |w: &str| lex().message_kinds.iter().any(|k| k == w);
+    // `tool:find_x result`, `external:Acme Inc. report (PDF) call`: after a role's `:` comes the
+    // name of who plays it, then at most the kind of message.
+    if let Some(named) = rest.strip_prefix(':') {
+        let last = named.split_whitespace().last().unwrap_or("");
+        return !named.starts_with(' ') && (named.split_whitespace().count() == 1 || kind(last));
+    }
+    if head.len() > 60 {
+        return false;
+    }
+    rest.is_empty()
         || rest.starts_with('(')
         || rest.starts_with('→')
         || rest.starts_with("->")
-        || rest.starts_with('[');
-    qualifier.then(|| head.to_string())
+        || rest.starts_with('[')
+        || kind(rest)
+}
+
+/// `t` without a leading list marker (`- `, `* `, `+ `, `• `, `1. `, `1) `).
+fn strip_list_marker(t: &str) -> &str {
+    for m in ["- ", "* ", "+ ", "• "] {
+        if let Some(r) = t.strip_prefix(m) {
+            return r.trim_start();
+        }
+    }
+    let digits = t.chars().take_while(|c| c.is_ascii_digit()).count();
+    if digits > 0 && (t[digits..].starts_with(". ") || t[digits..].starts_with(") ")) {
+        return t[digits + 2..].trim_start();
+    }
+    t
+}
+
+/// Whether `text` is a transcript or a thread: it has at least two speaker lines.
+pub(super) fn is_transcript(text: &str) -> bool {
+    text.lines()
+        .filter(|l| speaker(l).is_some())
+        .take(2)
+        .count()
+        == 2
+}
+
+/// Whether `line` opens a turn of a transcript or an e-mail (see [`speaker`]): such a line is
+/// structure, never the continuation of the line above it.
+pub fn is_speaker_line(line: &str) -> bool {
+    speaker(line).is_some()
 }
 
 /// Whether the opening tag `tag` (its text between `<` and `>`) names its author in an attribute,
@@ -285,6 +330,14 @@ mod tests {
         assert!(speaker("From: someone@x.example").is_some());
         assert!(speaker("User acceptance: passed").is_none());
         assert!(speaker("Note: the user said so").is_none());
+        assert!(speaker("agent report: resized it").is_some());
+        assert!(speaker("[agent report] resized it").is_some());
+        assert!(speaker("- tool:find_resize_request result: none").is_some());
+        assert!(speaker("[tool:find_resize_request result] none").is_some());
+        assert!(speaker("[Note] the user said so").is_none());
+        assert!(speaker("[external:Acme Inc. price list (PDF) result] x").is_some());
+        assert!(speaker("[external:Acme Inc. price list] x").is_none());
+        assert!(speaker("Agent confirmed the key: k-1").is_none());
     }
 
     #[test]

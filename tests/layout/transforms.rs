@@ -39,13 +39,23 @@ fn is_heading(l: &str) -> bool {
 pub fn classify(lines: &[&str]) -> Vec<Kind> {
     let mut out = Vec::with_capacity(lines.len());
     let mut fence = false;
+    // Inside a tagged block (`<external …>` … `</external>`) the text is quoted material: a
+    // `# NOTE` line there is the quote's own, not a heading of the handoff.
+    let mut tagged = false;
     for (i, l) in lines.iter().enumerate() {
         let t = l.trim_start();
         let next = lines.get(i + 1).map(|n| n.trim()).unwrap_or("");
+        let opens = t.starts_with('<')
+            && t[1..].starts_with(|c: char| c.is_ascii_alphabetic())
+            && !t.contains("</")
+            && !t.trim_end().ends_with("/>");
         let k = if t.starts_with("```") {
             fence = !fence;
             Kind::Other
         } else if fence {
+            Kind::Other
+        } else if tagged || opens {
+            tagged = if tagged { !t.contains("</") } else { true };
             Kind::Other
         } else if l.trim().is_empty() {
             Kind::Blank
@@ -466,6 +476,106 @@ pub fn message_separation(text: &str, sep: &str) -> String {
 /// so bullets ↔ prose applies to the narrative and transcript handoffs only. Every other
 /// transform keeps a checkpoint's structure (it never touches tag, JSON or indented lines).
 pub fn applies(transform: &str, strategy: &str) -> bool {
-    let structured = matches!(strategy, "C" | "D");
+    let structured = matches!(strategy, "C" | "D" | "exec:python-example");
     !(structured && matches!(transform, "bullets_to_prose" | "prose_to_bullets"))
+}
+
+/// Whether a line opens a labelled message, as plug-ins write one message per line: a bracketed
+/// origin (`[agent report] …`, `[tool:find_x] …`) or a role and kind before a colon
+/// (`agent report: …`, `user: …`).
+pub fn is_labelled(l: &str) -> bool {
+    let t = l.trim_start();
+    // The label and the message's text on one line (a role header alone on its line, as A
+    // renders its messages, is another layout).
+    let split = if let Some(r) = t.strip_prefix('[') {
+        r.split_once("] ")
+    } else {
+        t.split_once(": ")
+    };
+    split.is_some_and(|(h, rest)| {
+        !rest.trim().is_empty() && {
+            let role: String = h
+                .chars()
+                .take_while(|c| c.is_ascii_alphabetic())
+                .collect::<String>()
+                .to_lowercase();
+            h.split_whitespace().count() <= 3
+                && [
+                    "user",
+                    "agent",
+                    "assistant",
+                    "tool",
+                    "external",
+                    "approver",
+                    "system",
+                ]
+                .contains(&role.as_str())
+        }
+    })
+}
+
+/// Messages written one per line, separated by `sep` before every labelled line instead of one
+/// newline (a blank line, several, or a bullet).
+pub fn labelled_lines(s: &str, sep: &str) -> String {
+    let ls = lines(s);
+    let mut out = String::new();
+    for (i, l) in ls.iter().enumerate() {
+        if i > 0 {
+            out.push_str(if is_labelled(l) && is_labelled(ls[i - 1]) {
+                sep
+            } else {
+                "\n"
+            });
+        }
+        out.push_str(l);
+    }
+    out
+}
+
+/// Every labelled line as a list item.
+pub fn labelled_bullets(s: &str) -> String {
+    let ls = lines(s);
+    let out: Vec<String> = ls
+        .iter()
+        .map(|l| {
+            if is_labelled(l) {
+                format!("- {l}")
+            } else {
+                l.to_string()
+            }
+        })
+        .collect();
+    out.join("\n")
+}
+
+/// `[role kind] text` labels written as `role kind: text`.
+pub fn labels_as_colons(s: &str) -> String {
+    let ls = lines(s);
+    let out: Vec<String> = ls
+        .iter()
+        .map(
+            |l| match l.strip_prefix('[').and_then(|r| r.split_once("] ")) {
+                Some((head, rest)) if is_labelled(l) => format!("{head}: {rest}"),
+                _ => l.to_string(),
+            },
+        )
+        .collect();
+    out.join("\n")
+}
+
+/// A labelled message of two or more sentences split in two: its later sentences on the next
+/// line, unlabelled.
+pub fn split_messages(s: &str) -> String {
+    let ls = lines(s);
+    let out: Vec<String> = ls
+        .iter()
+        .map(|l| {
+            let gaps = sentence_gaps(l);
+            match gaps.first() {
+                Some(&g) if is_labelled(l) => format!("{}\n{}", &l[..g], &l[g + 1..]),
+                _ => l.to_string(),
+            }
+        })
+        .collect();
+    out.join("\n")
 }
