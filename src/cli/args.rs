@@ -195,7 +195,8 @@ pub struct RunArgs {
     /// Context window of the simulated destinations, in tokens [default: 32768].
     #[arg(long)]
     pub context_window: Option<u64>,
-    /// Folder of strategy configurations and templates [default: strategies].
+    /// Folder of strategy configurations and templates [default: `strategies/` in the working
+    /// directory when it is there, else the strategies shipped inside the binary].
     #[arg(long)]
     pub strategy_dir: Option<PathBuf>,
     /// Response cache folder [default: the user's cache directory].
@@ -390,7 +391,8 @@ pub struct TauReplayArgs {
     #[arg(long)]
     pub out: PathBuf,
     /// The τ-bench airline data folder, holding `env/` [default: $COMPACTION_EVAL_TAU_BENCH,
-    /// else the repository's data/tau-bench-airline].
+    /// else data/tau-bench-airline in the working directory, else the data shipped inside the
+    /// binary].
     #[arg(long)]
     pub data: Option<PathBuf>,
 }
@@ -416,9 +418,10 @@ pub struct HandoffArgs {
 /// How a command that builds one handoff builds it, as `run` would.
 #[derive(Debug, Args)]
 pub struct BuildArgs {
-    /// Folder of strategy configurations and templates.
-    #[arg(long, default_value = "strategies")]
-    pub strategy_dir: PathBuf,
+    /// Folder of strategy configurations and templates [default: `strategies/` in the working
+    /// directory when it is there, else the strategies shipped inside the binary].
+    #[arg(long)]
+    pub strategy_dir: Option<PathBuf>,
     /// History scale (`base`, `40k`, `120k`, …).
     #[arg(long, default_value = "base")]
     pub scale: String,
@@ -532,9 +535,10 @@ pub struct AuditArgs {
     /// Where audit.csv and audit.json go.
     #[arg(long, default_value = "reports/audit")]
     pub out: PathBuf,
-    /// Folder of strategy configurations and templates.
-    #[arg(long, default_value = "strategies")]
-    pub strategy_dir: PathBuf,
+    /// Folder of strategy configurations and templates [default: `strategies/` in the working
+    /// directory when it is there, else the strategies shipped inside the binary].
+    #[arg(long)]
+    pub strategy_dir: Option<PathBuf>,
     /// History scale the scenarios are audited at (`base`, `40k`, …; the default seed's volume).
     #[arg(long, default_value = "base")]
     pub scale: String,
@@ -554,9 +558,10 @@ pub struct CheckHandoffArgs {
     /// A checkpoint document to check.
     #[arg(long)]
     pub checkpoint: Option<PathBuf>,
-    /// Folder of strategy configurations and templates.
-    #[arg(long, default_value = "strategies")]
-    pub strategy_dir: PathBuf,
+    /// Folder of strategy configurations and templates [default: `strategies/` in the working
+    /// directory when it is there, else the strategies shipped inside the binary].
+    #[arg(long)]
+    pub strategy_dir: Option<PathBuf>,
     /// One JSON object instead of lines.
     #[arg(long)]
     pub json: bool,

@@ -24,7 +24,7 @@ use crate::strategy::Registry;
 /// The scenarios of a run: every file's scenario and the benign variants of injection scenarios,
 /// filtered by id.
 pub fn select_scenarios(cfg: &RunConfig) -> Result<Vec<Arc<Scenario>>, RunError> {
-    let base = scenario::load_dir(&cfg.scenario_dir)?;
+    let base = scenario::load_source(&cfg.scenario_dir)?;
     let mut all: Vec<Scenario> = Vec::new();
     for s in base {
         let benign = s.benign_variant();
@@ -185,7 +185,13 @@ fn windows(cfg: &RunConfig) -> BTreeMap<String, u64> {
 /// the scenario folder, the run folder and the folder holding it (the other runs), the response
 /// cache.
 pub fn plugin_hidden(cfg: &RunConfig) -> Vec<std::path::PathBuf> {
-    let mut v = vec![cfg.scenario_dir.clone(), cfg.out.clone()];
+    let mut v: Vec<std::path::PathBuf> = cfg
+        .scenario_dir
+        .folder()
+        .map(Into::into)
+        .into_iter()
+        .collect();
+    v.push(cfg.out.clone());
     v.extend(
         std::path::absolute(&cfg.out)
             .ok()
@@ -204,7 +210,7 @@ pub fn plan(cfg: &RunConfig) -> Result<Plan, RunError> {
     clients::load_secrets(cfg);
     let mut notes = Vec::new();
     let scaled = scaled_scenarios(cfg, select_scenarios(cfg)?, &mut notes)?;
-    let registry = Registry::load(&cfg.strategy_dir)?
+    let registry = Registry::from_source(&cfg.strategy_dir)?
         .with_seed(cfg.seed)
         .with_hidden(plugin_hidden(cfg));
     let cache = clients::cache(cfg);

@@ -13,6 +13,7 @@ use crate::error::Error;
 use crate::exit;
 use crate::runner::{Counts, Reporter, RunConfig, RunEvent};
 use crate::scenario::volume::Scale;
+use crate::shipped::Source;
 
 /// A line on stdout; a closed stdout (the reader went away, as `head` does) is not an error.
 fn say(line: &str) {
@@ -20,7 +21,7 @@ fn say(line: &str) {
     let _ = writeln!(out, "{line}").and_then(|_| out.flush());
 }
 
-pub fn run(dir: &Path, args: RunArgs) -> Result<i32, Error> {
+pub fn run(dir: &Source, args: RunArgs) -> Result<i32, Error> {
     let transcripts = args.transcripts.clone();
     let cuts = args.cuts;
     let write_tools = args.write_tools.clone();
@@ -345,7 +346,7 @@ fn run_transcripts(
 
 /// The run's configuration and the errored fraction `run` tolerates: flags, then the `--config`
 /// file, then the defaults.
-fn config(dir: &Path, a: RunArgs) -> Result<(RunConfig, f64), Error> {
+fn config(dir: &Source, a: RunArgs) -> Result<(RunConfig, f64), Error> {
     let a = match &a.config {
         Some(path) => {
             let text = std::fs::read_to_string(path)
@@ -367,8 +368,8 @@ fn config(dir: &Path, a: RunArgs) -> Result<(RunConfig, f64), Error> {
     }
     let d = RunConfig::default();
     let cfg = RunConfig {
-        scenario_dir: dir.to_path_buf(),
-        strategy_dir: a.strategy_dir.unwrap_or(d.strategy_dir),
+        scenario_dir: dir.clone(),
+        strategy_dir: Source::resolve(a.strategy_dir, "strategies"),
         scenarios: a.scenarios,
         interrupts: a.interrupts,
         strategies: crate::delivery::sweep(

@@ -277,7 +277,7 @@ pub fn run(cfg: &RunConfig, opts: &Options) -> Result<Outcome, TranscriptError> 
     let policy = tau::load_policy(&opts.data).map_err(tau_error)?;
     let rule = WriteRule::default();
     let runs = successful_runs(opts)?;
-    let registry = crate::strategy::Registry::load(&cfg.strategy_dir)?
+    let registry = crate::strategy::Registry::from_source(&cfg.strategy_dir)?
         .with_seed(cfg.seed)
         .with_hidden(crate::runner::plugin_hidden(cfg))
         .with_hidden([opts.data.clone()])
