@@ -47,9 +47,13 @@ Exit codes:
 #[allow(clippy::large_enum_variant)]
 #[derive(Debug, Subcommand)]
 pub enum Command {
-    /// Validate, list, show scenarios, or print the scenario format's JSON Schema.
+    /// Validate, list, show scenarios, print the scenario format's JSON Schema, or write out the
+    /// shipped scenarios.
     #[command(subcommand)]
     Scenarios(ScenariosCmd),
+    /// Write out the shipped strategy folder (configurations, templates, schemas, examples).
+    #[command(subcommand)]
+    Strategies(StrategiesCmd),
     /// Run the benchmark matrix (offline default: shipped scenarios, strategies none A B C D mask
     /// B+A gov:B gov:C, destinations sim:careful sim:literal, 1 repetition, the 40k scale) and write the run
     /// folder.
@@ -450,6 +454,26 @@ pub enum ScenariosCmd {
         #[arg(long)]
         out: Option<PathBuf>,
     },
+    /// Write the scenario files shipped inside the binary into DIR, to copy and edit (then run
+    /// with --scenario-dir DIR, or from the folder holding DIR when DIR is `scenarios`).
+    Export(ExportArgs),
+}
+
+#[derive(Debug, Subcommand)]
+pub enum StrategiesCmd {
+    /// Write the strategy folder shipped inside the binary into DIR, to copy and edit (then run
+    /// with --strategy-dir DIR, or from the folder holding DIR when DIR is `strategies`).
+    Export(ExportArgs),
+}
+
+#[derive(Debug, Args)]
+pub struct ExportArgs {
+    /// The folder to write (created if missing).
+    pub dir: PathBuf,
+    /// Overwrite files that differ from the shipped ones (otherwise such a file is refused
+    /// before anything is written).
+    #[arg(long)]
+    pub force: bool,
 }
 
 #[derive(Debug, Subcommand)]

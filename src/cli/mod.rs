@@ -39,6 +39,7 @@ pub fn run(cli: Cli) -> i32 {
     let dir = &Source::resolve(cli.scenario_dir, "scenarios");
     let result = match cli.command {
         Command::Scenarios(cmd) => c::scenarios::run(dir, cmd),
+        Command::Strategies(cmd) => c::strategies::run(cmd),
         Command::Handoff(args) => c::handoff::run(dir, &args),
         Command::Run(args) => c::run::run(dir, args),
         Command::Cache(cmd) => c::cache::run(cmd),

@@ -31,6 +31,7 @@ pub mod report;
 pub mod run;
 pub mod scenarios;
 pub mod show;
+pub mod strategies;
 pub mod tau;
 pub mod transcripts;
 

@@ -1,7 +1,8 @@
-//! `scenarios validate | list | show | schema`.
+//! `scenarios validate | list | show | schema | export`.
 //!
-//! Owns: the terminal lines of the four scenario subcommands. Must not: parse or check scenarios
-//! itself ([`crate::scenario`] does) or write anything but the schema file asked for.
+//! Owns: the terminal lines of the five scenario subcommands. Must not: parse or check scenarios
+//! itself ([`crate::scenario`] does) or write anything but the schema file or the exported
+//! folder asked for.
 
 use std::io::Write;
 
@@ -71,6 +72,10 @@ pub fn run(dir: &Source, cmd: ScenariosCmd) -> Result<i32, Error> {
                     let _ = out.write_all(schema.as_bytes());
                 }
             }
+            Ok(exit::OK)
+        }
+        ScenariosCmd::Export(a) => {
+            super::strategies::export(crate::shipped::Set::Scenarios, &a)?;
             Ok(exit::OK)
         }
     }
