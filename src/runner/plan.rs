@@ -205,11 +205,36 @@ pub fn plugin_hidden(cfg: &RunConfig) -> Vec<std::path::PathBuf> {
     v
 }
 
+/// The inputs a run reads, checked before anything is written (a failed start leaves no run
+/// folder): its scenarios load and its ids and interrupt points name some, its strategy folder
+/// loads and names every strategy. Returns the scenarios, for [`plan_with`].
+pub fn check_inputs(cfg: &RunConfig) -> Result<Vec<Arc<Scenario>>, RunError> {
+    let scenarios = select_scenarios(cfg)?;
+    check_points(cfg, &scenarios)?;
+    let registry = Registry::from_source(&cfg.strategy_dir)?;
+    for id in &cfg.strategies {
+        let inner = clients::build_id(id)?;
+        if registry.config(&inner).is_none() {
+            return Err(crate::strategy::StrategyError::Unknown {
+                id: inner,
+                known: registry.ids().join(", "),
+            }
+            .into());
+        }
+    }
+    Ok(scenarios)
+}
+
 /// Expands the matrix and builds the shared restore points and handoffs, stage by stage.
 pub fn plan(cfg: &RunConfig) -> Result<Plan, RunError> {
+    plan_with(cfg, select_scenarios(cfg)?)
+}
+
+/// [`plan`] with the run's scenarios already selected ([`check_inputs`] returns them).
+pub fn plan_with(cfg: &RunConfig, selected: Vec<Arc<Scenario>>) -> Result<Plan, RunError> {
     clients::load_secrets(cfg);
     let mut notes = Vec::new();
-    let scaled = scaled_scenarios(cfg, select_scenarios(cfg)?, &mut notes)?;
+    let scaled = scaled_scenarios(cfg, selected, &mut notes)?;
     let registry = Registry::from_source(&cfg.strategy_dir)?
         .with_seed(cfg.seed)
         .with_hidden(plugin_hidden(cfg));

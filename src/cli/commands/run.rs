@@ -29,6 +29,13 @@ pub fn run(dir: &Source, args: RunArgs) -> Result<i32, Error> {
     let named_out = args.out.is_some();
     let (cfg, max_errored) = config(dir, args)?;
     let named_out = named_out || cfg.out.parent() != Some(Path::new(REPORTS));
+    // The inputs are checked before the run folder is made: a start that fails leaves nothing.
+    let scenarios = if tau.is_none() && transcripts.is_none() {
+        Some(crate::runner::check_inputs(&cfg)?)
+    } else {
+        crate::strategy::Registry::from_source(&cfg.strategy_dir)?;
+        None
+    };
     if !named_out {
         eprintln!("writing {}", cfg.out.display());
     }
@@ -41,7 +48,7 @@ pub fn run(dir: &Source, args: RunArgs) -> Result<i32, Error> {
     } else if let Some(dir) = transcripts {
         run_transcripts(&cfg, dir, cuts, &write_tools)?
     } else {
-        run_matrix(&cfg, max_errored)?
+        run_matrix(&cfg, scenarios.unwrap_or_default(), max_errored)?
     };
     if !named_out {
         point_latest_at(&cfg.out);
@@ -111,8 +118,12 @@ fn point_latest_at(out: &Path) {
     );
 }
 
-fn run_matrix(cfg: &RunConfig, max_errored: f64) -> Result<i32, Error> {
-    let plan = crate::runner::plan(cfg)?;
+fn run_matrix(
+    cfg: &RunConfig,
+    scenarios: Vec<std::sync::Arc<crate::scenario::Scenario>>,
+    max_errored: f64,
+) -> Result<i32, Error> {
+    let plan = crate::runner::plan_with(cfg, scenarios)?;
     for n in &plan.notes {
         eprintln!("note: {n}");
     }
