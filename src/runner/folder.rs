@@ -56,6 +56,20 @@ fn live_model_entry(c: &ModelConfig) -> serde_json::Value {
     })
 }
 
+/// Where a manifest's run read its scenarios and strategies (` It read scenarios from …`), for
+/// a refused resume; empty for a manifest that does not say.
+fn read_from(manifest: &serde_json::Value) -> String {
+    let label = |key: &str| manifest["config"][key].as_str().map(str::to_string);
+    match (label("scenario_dir"), label("strategy_dir")) {
+        (Some(sc), Some(st)) => {
+            format!(
+                " The run in this folder read its scenarios from `{sc}` and its strategies from `{st}`."
+            )
+        }
+        _ => String::new(),
+    }
+}
+
 /// The digests of a strategy source's configurations and templates (its top-level files and
 /// those of `templates/`), keyed by the path inside the folder: the same for a folder and for
 /// the embedded files when their bytes are the same.
@@ -131,6 +145,13 @@ pub fn manifest_value(cfg: &RunConfig, plan: &Plan) -> serde_json::Value {
         "domains": plan.scenarios.iter().map(|s| (s.id.clone(), serde_json::json!(s.domain))).collect::<serde_json::Map<_, _>>(),
         "scenario_digests": scenario_digests,
         "strategy_digests": strategy_digests,
+        // The kind of each source (`embedded v0.1.0` or `folder`), compared on resume: a run of
+        // the embedded files is another configuration than one of a folder. The folders' paths
+        // are `config.scenario_dir` and `config.strategy_dir`, not compared.
+        "sources": {
+            "scenarios": cfg.scenario_dir.kind(),
+            "strategies": cfg.strategy_dir.kind(),
+        },
         "tokenizer": "o200k_base",
         "live_models": plan.live_models.iter().map(live_model_entry).collect::<Vec<_>>(),
     });
@@ -163,7 +184,11 @@ pub fn write_manifest(cfg: &RunConfig, plan: &Plan) -> Result<(), RunError> {
             })?;
         let keys = manifest::differences(&old, &m, &["matrix_cells"]);
         if !keys.is_empty() {
-            return Err(RunError::ManifestMismatch { path, keys });
+            return Err(RunError::ManifestMismatch {
+                path,
+                keys,
+                read_from: read_from(&old),
+            });
         }
         if let (Some(new), Some(old)) = (
             m.get_mut("config").and_then(|c| c.as_object_mut()),

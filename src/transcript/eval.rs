@@ -412,6 +412,8 @@ fn write(
         },
         "cells": records.len(),
         "transcript_digests": digests,
+        // Where the strategies came from (`embedded v0.1.0`, or the folder's path).
+        "sources": { "strategies": cfg.strategy_dir.label() },
         "tokenizer": "o200k_base",
     });
     let digest = crate::world::sha256_digest(m.to_string().as_bytes());

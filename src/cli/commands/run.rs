@@ -39,6 +39,14 @@ pub fn run(dir: &Source, args: RunArgs) -> Result<i32, Error> {
     if !named_out {
         eprintln!("writing {}", cfg.out.display());
     }
+    // Which files the run reads (the manifest records the same).
+    match &scenarios {
+        Some(_) => eprintln!(
+            "scenarios: {}; strategies: {}",
+            cfg.scenario_dir, cfg.strategy_dir
+        ),
+        None => eprintln!("strategies: {}", cfg.strategy_dir),
+    }
     // One writer per folder, from before the plan (which may take long) to the last report file.
     let _lock = crate::runner::lock(&cfg.out, if cfg.resume { "resume" } else { "run" })?;
     // SIGINT and SIGTERM stop the run at once, plug-ins included; finished cells are kept.

@@ -500,6 +500,11 @@ fn write(
             "shard": cfg.shard.map(|s| s.to_string()),
         },
         "cells": records.len(),
+        // Where the strategies and the data came from (`embedded v0.1.0`, or a folder's path).
+        "sources": {
+            "strategies": cfg.strategy_dir.label(),
+            "tau_data": opts.source.label(),
+        },
         "runs_digest": crate::world::sha256_digest(&runs_doc),
         "tasks_digest": crate::world::sha256_digest(&tasks_doc),
         "tokenizer": "o200k_base",
