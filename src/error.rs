@@ -55,7 +55,9 @@ impl Error {
             Error::Scenario(ScenarioError::Invalid { .. }) => exit::FAILED,
             Error::Write { source, .. } => io_code(source),
             Error::Run(e) => match e {
-                RunError::Preflight(_) => exit::run::PREFLIGHT_FAILED,
+                RunError::Preflight(_) | RunError::PluginFailing { .. } => {
+                    exit::run::PREFLIGHT_FAILED
+                }
                 RunError::Busy { .. } | RunError::InProgress { .. } => exit::BUSY,
                 RunError::Incomplete { .. } => exit::run::INCOMPLETE,
                 RunError::Io { source, .. } => io_code(source),

@@ -71,8 +71,9 @@ pub mod run {
     /// More cells errored than `--max-errored-fraction` allows (default 0: any errored cell).
     /// The run folder and its reports are complete; the errored cells are listed in `report.md`.
     pub const TOO_MANY_ERRORED: i32 = 6;
-    /// A live model failed its probe before the first cell (its key variable is not set, its
-    /// base URL does not answer, or it refuses the key): no cell ran.
+    /// Before the first cell, a live model failed its probe (its key variable is not set, its
+    /// base URL does not answer, or it refuses the key), or a plug-in failed on each of its first
+    /// handoffs (`runner::FAIL_FAST_AFTER`): no cell ran.
     pub const PREFLIGHT_FAILED: i32 = 7;
     /// A live destination's ranking is not meaningful: it never made a valid tool call, or most
     /// of its cells errored on its side ([`crate::health`]). The run folder and its reports are complete;

@@ -367,6 +367,8 @@ fn an_all_errored_strategy_ranks_last_and_is_marked() {
         reps: 1,
         strategy_dir: dir.clone().into(),
         out: out.clone(),
+        // `run --no-fail-fast`: the broken plug-in's cells are recorded, not the run stopped.
+        fail_fast: false,
         scales: vec![compaction_eval::scenario::volume::Scale::Base],
         ..RunConfig::default()
     };

@@ -18,7 +18,19 @@ use predicates::prelude::*;
 use sha2::Digest;
 
 fn run(strategy_dir: &Path, strategies: &[&str], out: &Path) -> Vec<RunRecord> {
+    run_with(strategy_dir, strategies, out, true)
+}
+
+/// `fail_fast: false` is `run --no-fail-fast`: plug-ins that fail on every input get errored
+/// cells instead of stopping the run (`tests/plugin_formats.rs` tests the stop).
+fn run_with(
+    strategy_dir: &Path,
+    strategies: &[&str],
+    out: &Path,
+    fail_fast: bool,
+) -> Vec<RunRecord> {
     let cfg = RunConfig {
+        fail_fast,
         scenarios: Some(vec![
             "support-ticket-timeout".into(),
             "payments-vendor-bank-change".into(),
@@ -112,7 +124,7 @@ fn failing_plugins() -> PathBuf {
 fn failing_plugins_give_errored_cells_with_a_clear_reason_while_the_rest_completes() {
     let dir = failing_plugins();
     let out = tempfile::tempdir().expect("tempdir");
-    let recs = run(
+    let recs = run_with(
         &dir,
         &[
             "C",
@@ -124,6 +136,7 @@ fn failing_plugins_give_errored_cells_with_a_clear_reason_while_the_rest_complet
             "exec:missing",
         ],
         out.path(),
+        false,
     );
     // The sleeping plug-in never holds the run: its cells end as timeouts (below), not as a run
     // that waits for it. (No wall-clock assertion: timings belong to benchmarks, and a loaded

@@ -146,6 +146,7 @@ fn hostile(no_namespaces: bool) {
             "--no-cache",
             "--max-errored-fraction",
             "1",
+            "--no-fail-fast",
             "--strategy-dir",
         ])
         .arg(&strategies)

@@ -33,7 +33,8 @@ Exit codes:
     file or run folder
   5 incomplete: results.jsonl lacks cells of the matrix (run again with --resume)
   6 more cells errored than --max-errored-fraction allows (the reports are written)
-  7 a live model failed its probe before the first cell (key, URL or model): no cell ran
+  7 before the first cell, a live model failed its probe (key, URL or model), or a plug-in
+    failed on each of its first 3 handoffs (--no-fail-fast runs on): no cell ran
   8 a configuration that cannot work: a [model.NAME] table, a summariser naming no model
   9 the file system failed (a full disk, permissions); what was written stays whole
  10 a report could not be rendered; the records are intact (`report DIR` renders again)
@@ -76,8 +77,9 @@ pub enum Command {
     CheckHandoff(CheckHandoffArgs),
     /// Write the JSON Schemas of the plug-in protocol (state, handoff, text documents).
     PluginSchemas(PluginSchemasArgs),
-    /// Print the exact state document (`compaction-eval/state/3`) a plug-in compactor receives on
-    /// stdin for one scenario and interrupt point: the same bytes, nothing added.
+    /// Print the exact state document (`compaction-eval/state/3`, or the format the strategy's
+    /// `reads` names) a plug-in compactor receives on stdin for one scenario and interrupt
+    /// point: the same bytes, nothing added.
     PluginInput(PluginInputArgs),
     /// Inspect or clear the response cache of live models.
     #[command(subcommand)]
@@ -254,6 +256,11 @@ pub struct RunArgs {
     #[arg(long)]
     #[serde(default)]
     pub no_probe: bool,
+    /// Keep going when a plug-in fails on each of its first handoffs (by default the run stops
+    /// there, naming the plug-in and its last stderr line; with this its cells are errored).
+    #[arg(long)]
+    #[serde(default)]
+    pub no_fail_fast: bool,
     /// Governed byte budgets to sweep: each `gov:X` strategy runs once per budget, as
     /// `gov@N:X` (`gov:X` at 32768) [default: 32768].
     #[arg(long, value_delimiter = ',')]
@@ -313,6 +320,7 @@ impl RunArgs {
             tau_user: self.tau_user.or(file.tau_user),
             max_errored_fraction: self.max_errored_fraction.or(file.max_errored_fraction),
             no_probe: self.no_probe || file.no_probe,
+            no_fail_fast: self.no_fail_fast || file.no_fail_fast,
             governed_max_bytes: self.governed_max_bytes.or(file.governed_max_bytes),
             source_model: self.source_model.or(file.source_model),
             base_url: self.base_url.or(file.base_url),

@@ -14,7 +14,42 @@ use crate::scenario::Object;
 use crate::state::{InterruptedState, ObservedOutcome};
 
 pub const STATE_FORMAT: &str = "compaction-eval/state/3";
+/// The previous input format, still served to a plug-in that declares `reads` it.
+pub const STATE_FORMAT_2: &str = "compaction-eval/state/2";
 pub const TEXT_FORMAT: &str = "compaction-eval/text/1";
+
+/// The input formats a plug-in may declare it reads (`reads = "…"` in its TOML), newest first.
+pub const STATE_FORMATS: [&str; 2] = [STATE_FORMAT, STATE_FORMAT_2];
+
+/// An input format the harness still serves.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum InputFormat {
+    /// `compaction-eval/state/3`, the current one (and the default).
+    #[default]
+    State3,
+    /// `compaction-eval/state/2`: the same content under format 2's keys (`scenario` with the
+    /// objective and governed fields, `interrupt` with `after`), without the fields format 3
+    /// removed for validity (the scenario's id, title and domain, the interrupt point's name).
+    State2,
+}
+
+impl InputFormat {
+    /// The format a `reads` value names, if the harness serves it.
+    pub fn parse(name: &str) -> Option<InputFormat> {
+        match name {
+            STATE_FORMAT => Some(InputFormat::State3),
+            STATE_FORMAT_2 => Some(InputFormat::State2),
+            _ => None,
+        }
+    }
+
+    pub fn name(self) -> &'static str {
+        match self {
+            InputFormat::State3 => STATE_FORMAT,
+            InputFormat::State2 => STATE_FORMAT_2,
+        }
+    }
+}
 
 /// The interrupted state, as a plug-in compactor receives it on stdin.
 #[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
@@ -138,6 +173,47 @@ pub struct StateApproval {
     pub expires_at: Option<String>,
 }
 
+/// The interrupted state in format 2's layout (`compaction-eval/state/2`), for plug-ins written
+/// before format 3. Its events, resources, tools and approvals are format 3's.
+#[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct StateDocument2 {
+    /// Always `compaction-eval/state/2`.
+    pub format: String,
+    /// The task (format 2 named it `scenario`; its id, title and domain are no longer sent).
+    pub scenario: TaskInfo,
+    pub interrupt: InterruptInfo2,
+    pub events: Vec<StateEvent>,
+    pub resources: Vec<StateResource>,
+    pub tools: Vec<StateTool>,
+    pub approvals: Vec<StateApproval>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub token_budget: Option<u64>,
+}
+
+/// Where the source stopped (format 2; the interrupt point's name is no longer sent).
+#[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct InterruptInfo2 {
+    /// The last event the source completed.
+    pub after: String,
+}
+
+impl From<StateDocument> for StateDocument2 {
+    fn from(d: StateDocument) -> StateDocument2 {
+        StateDocument2 {
+            format: STATE_FORMAT_2.into(),
+            scenario: d.task,
+            interrupt: InterruptInfo2 { after: d.after },
+            events: d.events,
+            resources: d.resources,
+            tools: d.tools,
+            approvals: d.approvals,
+            token_budget: d.token_budget,
+        }
+    }
+}
+
 /// A text answer: the handoff as text, optionally with chat messages before it.
 #[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
@@ -237,12 +313,18 @@ impl StateDocument {
     }
 }
 
-/// The bytes a plug-in receives on stdin: the state document as compact JSON, nothing after it.
+/// The bytes a plug-in receives on stdin: the state document in the format it reads, as compact
+/// JSON, nothing after it.
 pub fn state_input(
     state: &InterruptedState,
     token_budget: Option<u64>,
+    format: InputFormat,
 ) -> Result<Vec<u8>, serde_json::Error> {
-    serde_json::to_vec(&StateDocument::from_state(state, token_budget))
+    let doc = StateDocument::from_state(state, token_budget);
+    match format {
+        InputFormat::State3 => serde_json::to_vec(&doc),
+        InputFormat::State2 => serde_json::to_vec(&StateDocument2::from(doc)),
+    }
 }
 
 /// The JSON Schemas of the plug-in documents: (file name, pretty JSON).
@@ -256,6 +338,10 @@ pub fn schemas() -> Vec<(&'static str, String)> {
         (
             "state.schema.json",
             pretty(schemars::schema_for!(StateDocument)),
+        ),
+        (
+            "state-2.schema.json",
+            pretty(schemars::schema_for!(StateDocument2)),
         ),
         (
             "handoff.schema.json",

@@ -52,6 +52,11 @@ pub struct RunConfig {
     pub rerun_errored: bool,
     /// Probe every live model once before the first cell (`run --no-probe` turns it off).
     pub probe: bool,
+    /// Stop before the first cell when a plug-in fails on each of its first handoffs
+    /// ([`crate::runner::FAIL_FAST_AFTER`]; `run --no-fail-fast` turns it off). Changes no
+    /// result, so it is not part of the configuration a resume compares.
+    #[serde(skip)]
+    pub fail_fast: bool,
     /// Run only this part of the matrix (`--shard K/N`).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub shard: Option<Shard>,
@@ -134,6 +139,7 @@ impl Default for RunConfig {
             rerun_errored: false,
             shard: None,
             probe: true,
+            fail_fast: true,
             source_model: None,
         }
     }

@@ -100,6 +100,18 @@ pub enum RunError {
         path.display()
     )]
     InProgress { path: PathBuf, holder: String },
+    /// A plug-in failed on each of its first handoffs ([`super::FAIL_FAST_AFTER`]): the run
+    /// stopped before its first cell.
+    #[error(
+        "the run stopped before its first cell: plug-in strategy `{id}` failed on each of its first {failed} handoffs (it was given {format}). The first failure: {first}\n{advice}"
+    )]
+    PluginFailing {
+        id: String,
+        failed: usize,
+        format: String,
+        first: String,
+        advice: String,
+    },
     /// A live model failed its probe (missing key, unreachable URL, refused key): one line per
     /// model.
     #[error("the run did not start: {}", .0.join("\n"))]

@@ -11,11 +11,12 @@ use std::sync::Arc;
 
 use super::clients::{self, Instances};
 use super::matrix::{CellSpec, HandoffKey, Matrix, PointKey, Unit, seed_scenario};
-use super::prepare::{Prepared, prepare};
+use super::prepare::{FAIL_FAST_AFTER, Prepared, plugin_failing, prepare};
 use super::{RunConfig, RunError};
 use crate::delivery::GovSpec;
 use crate::destination::live::{LiveClient, ModelConfig};
 use crate::destination::sim_kind;
+use crate::record::ErrorClass;
 use crate::scenario::volume::{Scale, expand, volume_seed};
 use crate::scenario::{self, Scenario};
 use crate::state::RestorePoint;
@@ -260,7 +261,7 @@ pub fn plan_with(cfg: &RunConfig, selected: Vec<Arc<Scenario>>) -> Result<Plan, 
             shared.interrupt_point(si, s, *scale, &it.point)?;
         }
     }
-    shared.build_all(cfg.concurrency)?;
+    shared.build_all(cfg.concurrency, cfg.fail_fast)?;
     let cells = shared.matrix(cfg);
     let selected = select_cells(cfg, &cells);
     Ok(Plan {
@@ -447,20 +448,46 @@ impl<'a> Shared<'a> {
     /// summarisers mostly wait: a slow plug-in costs its time once per `concurrency` handoffs,
     /// not once per handoff), then wraps each for governed delivery (`gov:X`) and adds its
     /// continuity row in the jobs' order, so the plan is the same whatever the concurrency.
-    fn build_all(&mut self, concurrency: usize) -> Result<(), RunError> {
+    fn build_all(&mut self, concurrency: usize, fail_fast: bool) -> Result<(), RunError> {
+        use std::sync::atomic::{AtomicBool, Ordering};
         let jobs = std::mem::take(&mut self.jobs);
         let next = std::sync::atomic::AtomicUsize::new(0);
         let slots: Vec<std::sync::Mutex<Option<Result<Prepared, RunError>>>> =
             jobs.iter().map(|_| std::sync::Mutex::new(None)).collect();
         let (registry, instances) = (self.registry, self.instances);
+        // Each strategy's first handoffs, in job order: when they all fail with a plug-in error
+        // the run stops (decided on the same jobs whatever the scheduling).
+        let mut firsts: BTreeMap<usize, Vec<usize>> = BTreeMap::new();
+        for (i, j) in jobs.iter().enumerate() {
+            let f = firsts.entry(j.sti).or_default();
+            if f.len() < FAIL_FAST_AFTER {
+                f.push(i);
+            }
+        }
+        let stop = AtomicBool::new(false);
+        let failed_start = |sti: usize| -> bool {
+            firsts.get(&sti).is_some_and(|f| {
+                f.iter().all(|&k| {
+                    slots[k].lock().is_ok_and(|s| {
+                        matches!(&*s, Some(Ok(Prepared::Failed(e))) if e.class == ErrorClass::Plugin)
+                    })
+                })
+            })
+        };
         let work = || {
             loop {
-                let i = next.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+                if stop.load(Ordering::Relaxed) {
+                    break;
+                }
+                let i = next.fetch_add(1, Ordering::Relaxed);
                 let Some(j) = jobs.get(i) else { break };
                 let strategy = instances.by_budget[j.budget].1[j.sti].as_ref();
                 let built = prepare(registry, strategy, &j.at);
                 if let Ok(mut slot) = slots[i].lock() {
                     *slot = Some(built);
+                }
+                if fail_fast && firsts[&j.sti].contains(&i) && failed_start(j.sti) {
+                    stop.store(true, Ordering::Relaxed);
                 }
             }
         };
@@ -473,6 +500,23 @@ impl<'a> Shared<'a> {
                     scope.spawn(work);
                 }
             });
+        }
+        if stop.load(Ordering::Relaxed) {
+            // The first strategy, in job order, whose start failed.
+            for (&sti, f) in &firsts {
+                if failed_start(sti) {
+                    let guards: Vec<_> = f.iter().filter_map(|&k| slots[k].lock().ok()).collect();
+                    let errors: Vec<&crate::record::CellError> = guards
+                        .iter()
+                        .filter_map(|g| match &**g {
+                            Some(Ok(Prepared::Failed(e))) => Some(e),
+                            _ => None,
+                        })
+                        .collect();
+                    let id = clients::build_id(&self.strategies[sti].0)?;
+                    return Err(plugin_failing(registry, &id, &errors, &jobs[f[0]].at));
+                }
+            }
         }
         for (j, slot) in jobs.into_iter().zip(slots) {
             let built = slot

@@ -118,3 +118,73 @@ fn prepare_unguarded(
 fn handoff_has_secret(h: &Handoff) -> bool {
     serde_json::to_string(h).is_ok_and(|t| crate::secrets::contains(&t))
 }
+
+/// How many of a plug-in's first handoffs must all fail for the run to stop before its first
+/// cell (`run --no-fail-fast` keeps going and records its cells as errored).
+pub const FAIL_FAST_AFTER: usize = 3;
+
+/// The error that stops a run whose plug-in strategy `id` failed on each of its first handoffs
+/// (`failures`, in job order), with what to change: the input format it was given, and the
+/// `reads` key when its stderr shows it looked for format 2's keys.
+pub(super) fn plugin_failing(
+    registry: &Registry,
+    id: &str,
+    failures: &[&CellError],
+    first_at: &RestorePoint,
+) -> RunError {
+    use crate::plugin::protocol::{InputFormat, STATE_FORMAT_2};
+    let reads = registry.config(id).and_then(|c| c.reads.clone());
+    let format = reads
+        .as_deref()
+        .and_then(InputFormat::parse)
+        .unwrap_or_default();
+    let first = failures
+        .first()
+        .map(|e| e.message.clone())
+        .unwrap_or_default();
+    // A program written for format 2 looks up `scenario` or `interrupt` (a KeyError in Python,
+    // `undefined` in JavaScript, a nil in jq…): the words in its error say so.
+    let v2_keys = failures.iter().any(|e| {
+        let m = &e.message;
+        [
+            "'scenario'",
+            "\"scenario\"",
+            "'interrupt'",
+            "\"interrupt\"",
+            ".scenario",
+            ".interrupt",
+        ]
+        .iter()
+        .any(|k| m.contains(k))
+    });
+    let mut advice = match reads {
+        None => format!(
+            "Its strategy file sets no `reads`, so it got the current input format {}.",
+            format.name()
+        ),
+        Some(r) => format!("Its strategy file sets `reads = {r:?}`."),
+    };
+    if v2_keys && format != InputFormat::State2 {
+        advice.push_str(&format!(
+            " Its error names `scenario` or `interrupt`, keys of {STATE_FORMAT_2}: add `reads = {STATE_FORMAT_2:?}` to its strategy file to be served that format, or read `task` and `after` (see docs/plugins.md, \"Input formats\")."
+        ));
+    }
+    // The embedded strategies need no flag: `plugin-input` from the same folder reads them too.
+    let strategy_dir = registry
+        .source()
+        .folder()
+        .map(|d| format!(" --strategy-dir {}", d.display()))
+        .unwrap_or_default();
+    advice.push_str(&format!(
+        " Its first input: `compaction-eval plugin-input --strategy {id}{strategy_dir} --scenario {} --interrupt {}`, piped to the program. Or pass --no-fail-fast to run on and record its cells as errored.",
+        first_at.scenario.id,
+        first_at.interrupt.point
+    ));
+    RunError::PluginFailing {
+        id: id.to_string(),
+        failed: failures.len(),
+        format: format.name().to_string(),
+        first,
+        advice,
+    }
+}

@@ -8,7 +8,7 @@ use std::path::PathBuf;
 
 use super::{BuildFuture, Strategy, StrategyConfig, StrategyError, Templates, ready};
 use crate::handoff::{Message, Role, finish};
-use crate::plugin::protocol::state_input;
+use crate::plugin::protocol::{InputFormat, state_input};
 use crate::plugin::{Answer, PluginError, Program, parse_answer};
 use crate::state::InterruptedState;
 
@@ -44,9 +44,16 @@ impl Exec {
 
     fn run(&self, state: &InterruptedState) -> Result<crate::handoff::Handoff, PluginError> {
         let cfg = &self.config;
+        // `reads` was checked when the file was read ([`super::settings`]).
+        let format = cfg
+            .reads
+            .as_deref()
+            .and_then(InputFormat::parse)
+            .unwrap_or_default();
         let input = state_input(
             state,
             super::min_budget(cfg.token_budget, cfg.window_budget),
+            format,
         )
         .map_err(|e| PluginError::Config {
             id: cfg.id.clone(),

@@ -82,6 +82,10 @@ pub struct StrategyConfig {
     /// exec: environment variables passed through (nothing else of the harness's environment is).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub env: Vec<String>,
+    /// exec: the input format the plug-in reads (`compaction-eval/state/3`, the default, or
+    /// `compaction-eval/state/2`); an unknown one is refused when the file is read.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub reads: Option<String>,
     /// Free-text note on why these values were chosen.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub rationale: Option<String>,
@@ -170,6 +174,7 @@ impl StrategyConfig {
             timeout_s: None,
             max_output_bytes: None,
             env: vec![],
+            reads: None,
             rationale: None,
             window_budget: None,
         })

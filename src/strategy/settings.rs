@@ -73,6 +73,19 @@ pub(super) fn check(c: &StrategyConfig) -> Result<(), String> {
     if c.program.as_deref().is_some_and(|p| p.trim().is_empty()) {
         return bad("program", "must name a program, not be empty".into());
     }
+    if let Some(r) = &c.reads
+        && crate::plugin::protocol::InputFormat::parse(r).is_none()
+    {
+        return bad(
+            "reads",
+            format!(
+                "names the input format {r:?}, which this release does not serve; it serves {}",
+                crate::plugin::protocol::STATE_FORMATS
+                    .map(|f| format!("{f:?}"))
+                    .join(" and ")
+            ),
+        );
+    }
     if let Some(name) = c.env.iter().find(|v| v.is_empty() || v.contains('=')) {
         return bad("env", format!("lists variable names; {name:?} is not one"));
     }

@@ -25,18 +25,25 @@ pub fn run(dir: &Source, args: &PluginInputArgs) -> Result<i32, Error> {
     let usable = crate::strategy::usable_context(window);
     // A run gives a plug-in the smaller of its configured budget and the destination's usable
     // context; the same rule here keeps the printed bytes those of a run.
-    let configured = match &args.strategy {
+    // The strategy's configured budget and the input format it reads (state/3 without one).
+    let (configured, format) = match &args.strategy {
         Some(id) => {
             let registry = strategy_registry(&args.build.strategy_dir)?;
             registry.get(id)?;
-            registry.config(id).and_then(|c| c.token_budget)
+            let c = registry.config(id);
+            (
+                c.and_then(|c| c.token_budget),
+                c.and_then(|c| c.reads.as_deref())
+                    .and_then(crate::plugin::protocol::InputFormat::parse)
+                    .unwrap_or_default(),
+            )
         }
-        None => None,
+        None => (None, Default::default()),
     };
     let budget = args
         .token_budget
         .or(crate::strategy::min_budget(configured, Some(usable)));
-    let input = crate::plugin::protocol::state_input(&at.state, budget)
+    let input = crate::plugin::protocol::state_input(&at.state, budget, format)
         .map_err(|e| Error::Usage(format!("cannot serialise the state document: {e}")))?;
     let stdout = std::io::stdout();
     let mut out = stdout.lock();

@@ -425,6 +425,7 @@ fn config(dir: &Source, a: RunArgs) -> Result<(RunConfig, f64), Error> {
         no_cache: a.no_cache,
         rerun_errored: a.rerun_errored,
         probe: !a.no_probe,
+        fail_fast: !a.no_fail_fast,
         shard: a
             .shard
             .as_deref()
