@@ -30,6 +30,8 @@ pub enum Error {
     Transcript(#[from] crate::transcript::TranscriptError),
     #[error(transparent)]
     Tau(#[from] crate::tau::TauError),
+    #[error(transparent)]
+    Shipped(#[from] crate::shipped::ShippedError),
     #[error("{0}")]
     Usage(String),
     /// A configuration file or model table that cannot work.
@@ -65,6 +67,7 @@ impl Error {
                 _ => exit::USAGE,
             },
             Error::Report(e) => report_code(e),
+            Error::Shipped(crate::shipped::ShippedError::Write { source, .. }) => io_code(source),
             Error::Config(_) => exit::CONFIG,
             _ => exit::USAGE,
         }

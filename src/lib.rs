@@ -29,6 +29,7 @@ pub mod runtime;
 pub mod scenario;
 pub mod score;
 pub mod secrets;
+pub mod shipped;
 pub mod spec;
 pub mod state;
 pub mod stats;

@@ -38,6 +38,7 @@ const LAYERS: &[(&str, u8)] = &[
     ("record", 0),
     ("runtime", 0),
     ("secrets", 0),
+    ("shipped", 0),
     ("spec", 0),
     ("stats", 0),
     ("text", 0),

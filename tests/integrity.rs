@@ -365,7 +365,7 @@ fn an_all_errored_strategy_ranks_last_and_is_marked() {
         strategies: vec!["exec:broken".into(), "none".into(), "C".into()],
         models: vec!["sim:careful".into()],
         reps: 1,
-        strategy_dir: dir.clone(),
+        strategy_dir: dir.clone().into(),
         out: out.clone(),
         // `run --no-fail-fast`: the broken plug-in's cells are recorded, not the run stopped.
         fail_fast: false,

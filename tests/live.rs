@@ -932,7 +932,7 @@ fn a_live_summariser_builds_b_and_its_tokens_are_charged_as_compaction_cost() {
         models: vec!["sim:careful".into()],
         reps: 2,
         out: out.clone(),
-        strategy_dir: strategies,
+        strategy_dir: strategies.into(),
         cache_dir: Some(cache),
         model_defs: [("summarizer".to_string(), model(port, "summarizer", 10.0, 1))]
             .into_iter()

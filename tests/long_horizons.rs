@@ -24,8 +24,12 @@ fn run(cfg: &RunConfig) -> Vec<RunRecord> {
 
 fn base_cfg(out: &Path) -> RunConfig {
     RunConfig {
-        scenario_dir: PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("scenarios"),
-        strategy_dir: PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("strategies"),
+        scenario_dir: PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+            .join("scenarios")
+            .into(),
+        strategy_dir: PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+            .join("strategies")
+            .into(),
         scenarios: Some(vec!["support-ticket-timeout".into()]),
         models: vec!["sim:careful".into()],
         reps: 1,
@@ -183,7 +187,7 @@ fn c_is_at_most_a_quarter_of_the_history_at_the_middle_scale() {
         ..base_cfg(d.path())
     };
     let records = run(&cfg);
-    let all = compaction_eval::scenario::load_dir(&cfg.scenario_dir).expect("scenarios");
+    let all = compaction_eval::scenario::load_source(&cfg.scenario_dir).expect("scenarios");
     let mut over: Vec<String> = Vec::new();
     for s in &all {
         // The late points: the last two by event order.

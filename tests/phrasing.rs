@@ -38,7 +38,7 @@ fn outcomes(variant: &Scenario, tag: &str) -> Outcomes {
     std::fs::write(&file, serde_json::to_string(variant).expect("serialises")).expect("write");
     let out = dir.path().join("run");
     let cfg = RunConfig {
-        scenario_dir: dir.path().to_path_buf(),
+        scenario_dir: dir.path().into(),
         scenarios: Some(vec![variant.id.clone()]),
         reps: 1,
         out: out.clone(),

@@ -66,7 +66,7 @@ fn most_at_once(concurrency: usize) -> usize {
     let strategies = strategy_dir(port);
     let out = tempfile::tempdir().expect("out");
     let cfg = RunConfig {
-        scenario_dir: Path::new("scenarios").to_path_buf(),
+        scenario_dir: Path::new("scenarios").into(),
         scenarios: Some(vec!["support-ticket-timeout".into()]),
         interrupts: Some(vec![
             "after_exploration".into(),
@@ -78,7 +78,7 @@ fn most_at_once(concurrency: usize) -> usize {
         reps: 1,
         concurrency,
         out: out.path().join("run"),
-        strategy_dir: strategies.path().to_path_buf(),
+        strategy_dir: strategies.path().into(),
         scales: vec![compaction_eval::scenario::volume::Scale::Base],
         ..RunConfig::default()
     };

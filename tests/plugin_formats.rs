@@ -20,7 +20,7 @@ fn config(strategy_dir: &Path, strategies: &[&str], out: &Path) -> RunConfig {
         models: vec!["sim:careful".into()],
         reps: 1,
         out: out.to_path_buf(),
-        strategy_dir: strategy_dir.to_path_buf(),
+        strategy_dir: strategy_dir.into(),
         scales: vec![compaction_eval::scenario::volume::Scale::Base],
         attention: 0.0,
         ..RunConfig::default()

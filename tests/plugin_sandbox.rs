@@ -192,7 +192,7 @@ for f in $found; do cat "$f"; done
         ),
     );
     let cfg = RunConfig {
-        scenario_dir: scenarios.clone(),
+        scenario_dir: scenarios.clone().into(),
         out: dir.path().join("reports/run"),
         ..RunConfig::default()
     };
@@ -243,8 +243,8 @@ fn a_writer_plugin_changes_no_run_folder_and_no_scenario_file() {
         std::fs::read(&yaml).expect("yaml"),
     );
     let cfg = RunConfig {
-        scenario_dir: scen.clone(),
-        strategy_dir: strat.clone(),
+        scenario_dir: scen.clone().into(),
+        strategy_dir: strat.clone().into(),
         scenarios: Some(vec!["support-ticket-timeout".into()]),
         interrupts: Some(vec!["uncertain_side_effect".into()]),
         strategies: vec!["exec:writer".into()],

@@ -38,7 +38,7 @@ fn run_with(
         strategies: strategies.iter().map(|s| s.to_string()).collect(),
         reps: 1,
         out: out.to_path_buf(),
-        strategy_dir: strategy_dir.to_path_buf(),
+        strategy_dir: strategy_dir.into(),
         scales: vec![compaction_eval::scenario::volume::Scale::Base],
         attention: 0.0,
         ..RunConfig::default()

@@ -30,7 +30,9 @@ const GIFT_CARD: &str = "gift_card_8887175";
 
 fn env() -> &'static Env {
     static ENV: std::sync::OnceLock<Env> = std::sync::OnceLock::new();
-    ENV.get_or_init(|| Env::load(&tau::data_dir()).expect("the shipped airline data loads"))
+    ENV.get_or_init(|| {
+        Env::load(&tau::data_dir().expect("data")).expect("the shipped airline data loads")
+    })
 }
 
 /// The constructed run's facts, computed on the shipped database.
@@ -78,7 +80,7 @@ fn constructed(dir: &Path) -> Run {
         .as_str()
         .expect("a flight")
         .to_string();
-    let policy = tau::load_policy(&tau::data_dir()).expect("policy");
+    let policy = tau::load_policy(&tau::data_dir().expect("data")).expect("policy");
     let traj = vec![
         json!({"role": "system", "content": policy}),
         json!({"role": "user", "content": format!("Hi, please move my reservation {RESERVATION} to economy. My user id is {USER}.")}),
@@ -365,7 +367,7 @@ fn the_cells_pair_every_strategy_with_the_full_history_on_the_same_cut() {
     let cfg = offline_config(&out, &["none"]);
     let opts = Options {
         runs: run_file,
-        ..Options::shipped()
+        ..Options::shipped().expect("data")
     };
     let o = run(&cfg, &opts).expect("runs");
     assert_eq!((o.runs, o.cuts), (1, 2));
@@ -571,7 +573,7 @@ fn a_live_agent_and_a_live_customer_continue_a_cut_on_the_environment() {
         runs: run_file.file.clone(),
         rules: vec![CutRule::FirstWrite],
         user_model: Some("customer".into()),
-        ..Options::shipped()
+        ..Options::shipped().expect("data")
     };
     let o = run(&cfg, &opts).expect("runs");
     assert_eq!(o.errored, 0);

@@ -233,7 +233,9 @@ fn offline_config(out: &Path, strategies: &[&str]) -> RunConfig {
         strategies: strategies.iter().map(|s| s.to_string()).collect(),
         models: vec!["sim:careful".into()],
         out: out.to_path_buf(),
-        strategy_dir: Path::new(env!("CARGO_MANIFEST_DIR")).join("strategies"),
+        strategy_dir: Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("strategies")
+            .into(),
         no_cache: true,
         scales: vec![compaction_eval::scenario::volume::Scale::Base],
         ..RunConfig::default()
@@ -593,7 +595,7 @@ fn next_action_agreement_runs_end_to_end_against_a_local_server() {
         .collect(),
         out: out.clone(),
         cache_dir: Some(d.join("cache")),
-        strategy_dir: strategies,
+        strategy_dir: strategies.into(),
         scales: vec![compaction_eval::scenario::volume::Scale::Base],
         ..RunConfig::default()
     };

@@ -48,9 +48,13 @@ Exit codes:
 #[allow(clippy::large_enum_variant)]
 #[derive(Debug, Subcommand)]
 pub enum Command {
-    /// Validate, list, show scenarios, or print the scenario format's JSON Schema.
+    /// Validate, list, show scenarios, print the scenario format's JSON Schema, or write out the
+    /// shipped scenarios.
     #[command(subcommand)]
     Scenarios(ScenariosCmd),
+    /// Write out the shipped strategy folder (configurations, templates, schemas, examples).
+    #[command(subcommand)]
+    Strategies(StrategiesCmd),
     /// Run the benchmark matrix (offline default: shipped scenarios, strategies none A B C D mask
     /// B+A gov:B gov:C, destinations sim:careful sim:literal, 1 repetition, the 40k scale) and write the run
     /// folder.
@@ -197,7 +201,8 @@ pub struct RunArgs {
     /// Context window of the simulated destinations, in tokens [default: 32768].
     #[arg(long)]
     pub context_window: Option<u64>,
-    /// Folder of strategy configurations and templates [default: strategies].
+    /// Folder of strategy configurations and templates [default: `strategies/` in the working
+    /// directory when it is there, else the strategies shipped inside the binary].
     #[arg(long)]
     pub strategy_dir: Option<PathBuf>,
     /// Response cache folder [default: the user's cache directory].
@@ -398,7 +403,8 @@ pub struct TauReplayArgs {
     #[arg(long)]
     pub out: PathBuf,
     /// The τ-bench airline data folder, holding `env/` [default: $COMPACTION_EVAL_TAU_BENCH,
-    /// else the repository's data/tau-bench-airline].
+    /// else data/tau-bench-airline in the working directory, else the data shipped inside the
+    /// binary].
     #[arg(long)]
     pub data: Option<PathBuf>,
 }
@@ -424,9 +430,10 @@ pub struct HandoffArgs {
 /// How a command that builds one handoff builds it, as `run` would.
 #[derive(Debug, Args)]
 pub struct BuildArgs {
-    /// Folder of strategy configurations and templates.
-    #[arg(long, default_value = "strategies")]
-    pub strategy_dir: PathBuf,
+    /// Folder of strategy configurations and templates [default: `strategies/` in the working
+    /// directory when it is there, else the strategies shipped inside the binary].
+    #[arg(long)]
+    pub strategy_dir: Option<PathBuf>,
     /// History scale (`base`, `40k`, `120k`, …).
     #[arg(long, default_value = "base")]
     pub scale: String,
@@ -455,6 +462,26 @@ pub enum ScenariosCmd {
         #[arg(long)]
         out: Option<PathBuf>,
     },
+    /// Write the scenario files shipped inside the binary into DIR, to copy and edit (then run
+    /// with --scenario-dir DIR, or from the folder holding DIR when DIR is `scenarios`).
+    Export(ExportArgs),
+}
+
+#[derive(Debug, Subcommand)]
+pub enum StrategiesCmd {
+    /// Write the strategy folder shipped inside the binary into DIR, to copy and edit (then run
+    /// with --strategy-dir DIR, or from the folder holding DIR when DIR is `strategies`).
+    Export(ExportArgs),
+}
+
+#[derive(Debug, Args)]
+pub struct ExportArgs {
+    /// The folder to write (created if missing).
+    pub dir: PathBuf,
+    /// Overwrite files that differ from the shipped ones (otherwise such a file is refused
+    /// before anything is written).
+    #[arg(long)]
+    pub force: bool,
 }
 
 #[derive(Debug, Subcommand)]
@@ -540,9 +567,10 @@ pub struct AuditArgs {
     /// Where audit.csv and audit.json go.
     #[arg(long, default_value = "reports/audit")]
     pub out: PathBuf,
-    /// Folder of strategy configurations and templates.
-    #[arg(long, default_value = "strategies")]
-    pub strategy_dir: PathBuf,
+    /// Folder of strategy configurations and templates [default: `strategies/` in the working
+    /// directory when it is there, else the strategies shipped inside the binary].
+    #[arg(long)]
+    pub strategy_dir: Option<PathBuf>,
     /// History scale the scenarios are audited at (`base`, `40k`, …; the default seed's volume).
     #[arg(long, default_value = "base")]
     pub scale: String,
@@ -562,9 +590,10 @@ pub struct CheckHandoffArgs {
     /// A checkpoint document to check.
     #[arg(long)]
     pub checkpoint: Option<PathBuf>,
-    /// Folder of strategy configurations and templates.
-    #[arg(long, default_value = "strategies")]
-    pub strategy_dir: PathBuf,
+    /// Folder of strategy configurations and templates [default: `strategies/` in the working
+    /// directory when it is there, else the strategies shipped inside the binary].
+    #[arg(long)]
+    pub strategy_dir: Option<PathBuf>,
     /// One JSON object instead of lines.
     #[arg(long)]
     pub json: bool,

@@ -13,6 +13,8 @@ use std::path::PathBuf;
 
 use clap::Parser;
 
+use crate::shipped::Source;
+
 pub use args::*;
 
 #[derive(Debug, Parser)]
@@ -22,14 +24,10 @@ pub use args::*;
     about = "Measure how well an interrupted LLM-agent run continues after its context was compacted"
 )]
 pub struct Cli {
-    /// Folder (or single file) holding the scenario YAML files.
-    #[arg(
-        long,
-        global = true,
-        default_value = "scenarios",
-        env = "COMPACTION_EVAL_SCENARIOS"
-    )]
-    pub scenario_dir: PathBuf,
+    /// Folder (or single file) holding the scenario YAML files [default: `scenarios/` in the
+    /// working directory when it is there, else the scenarios shipped inside the binary].
+    #[arg(long, global = true, env = "COMPACTION_EVAL_SCENARIOS")]
+    pub scenario_dir: Option<PathBuf>,
     #[command(subcommand)]
     pub command: Command,
 }
@@ -38,9 +36,10 @@ pub struct Cli {
 /// `error: …` on stderr and ends with its [`crate::error::Error::exit_code`].
 pub fn run(cli: Cli) -> i32 {
     use commands as c;
-    let dir = &cli.scenario_dir;
+    let dir = &Source::resolve(cli.scenario_dir, "scenarios");
     let result = match cli.command {
         Command::Scenarios(cmd) => c::scenarios::run(dir, cmd),
+        Command::Strategies(cmd) => c::strategies::run(cmd),
         Command::Handoff(args) => c::handoff::run(dir, &args),
         Command::Run(args) => c::run::run(dir, args),
         Command::Cache(cmd) => c::cache::run(cmd),

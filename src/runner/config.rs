@@ -13,12 +13,15 @@ use sha2::{Digest, Sha256};
 
 use crate::record::CellId;
 use crate::scenario::volume::Scale;
+use crate::shipped::Source;
 
 /// What to run.
 #[derive(Debug, Clone, Serialize)]
 pub struct RunConfig {
-    pub scenario_dir: PathBuf,
-    pub strategy_dir: PathBuf,
+    /// Where the scenarios come from: a folder (or one file), or the embedded ones.
+    pub scenario_dir: Source,
+    /// Where the strategy configurations and templates come from: a folder, or the embedded ones.
+    pub strategy_dir: Source,
     /// Scenario ids (`None`: all, benign variants included).
     pub scenarios: Option<Vec<String>>,
     pub interrupts: Option<Vec<String>>,

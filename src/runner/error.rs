@@ -68,11 +68,16 @@ pub enum RunError {
     /// an exhausted machine, never the user's input.
     #[error("the harness failed: {0}")]
     Harness(String),
+    /// `read_from` says where the folder's run took its scenarios and strategies from.
     #[error(
-        "{path}: --resume with another configuration than the run in this folder; differing keys: {}. Run with the same arguments, or write to a new --out folder",
+        "{path}: --resume with another configuration than the run in this folder; differing keys: {}.{read_from} Run with the same arguments, or write to a new --out folder",
         keys.join(", ")
     )]
-    ManifestMismatch { path: PathBuf, keys: Vec<String> },
+    ManifestMismatch {
+        path: PathBuf,
+        keys: Vec<String>,
+        read_from: String,
+    },
     #[error(
         "{path}: holds {records} records of this run's {cells} cells: {} cell(s) missing (run again with --resume)",
         cells - records

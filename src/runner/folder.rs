@@ -14,6 +14,7 @@ use super::prepare::Prepared;
 use super::{Plan, RunConfig, RunError, manifest};
 use crate::destination::live::ModelConfig;
 use crate::scenario;
+use crate::shipped::{Set, Source};
 
 fn file_digest(path: &Path) -> String {
     std::fs::read(path)
@@ -55,6 +56,52 @@ fn live_model_entry(c: &ModelConfig) -> serde_json::Value {
     })
 }
 
+/// Where a manifest's run read its scenarios and strategies (` It read scenarios from …`), for
+/// a refused resume; empty for a manifest that does not say.
+fn read_from(manifest: &serde_json::Value) -> String {
+    let label = |key: &str| manifest["config"][key].as_str().map(str::to_string);
+    match (label("scenario_dir"), label("strategy_dir")) {
+        (Some(sc), Some(st)) => {
+            format!(
+                " The run in this folder read its scenarios from `{sc}` and its strategies from `{st}`."
+            )
+        }
+        _ => String::new(),
+    }
+}
+
+/// The digests of a strategy source's configurations and templates (its top-level files and
+/// those of `templates/`), keyed by the path inside the folder: the same for a folder and for
+/// the embedded files when their bytes are the same.
+fn strategy_digests(source: &Source) -> BTreeMap<String, String> {
+    let mut out = BTreeMap::new();
+    match source {
+        Source::Embedded => {
+            for f in Set::Strategies.files() {
+                let depth = f.path.matches('/').count();
+                if depth == 0 || (depth == 1 && f.path.starts_with("templates/")) {
+                    out.insert(f.path.to_string(), crate::world::sha256_digest(f.bytes));
+                }
+            }
+        }
+        Source::Folder(dir) => {
+            for sub in [dir.clone(), dir.join("templates")] {
+                if let Ok(entries) = std::fs::read_dir(&sub) {
+                    let mut files: Vec<PathBuf> = entries
+                        .filter_map(|e| e.ok().map(|e| e.path()))
+                        .filter(|p| p.is_file())
+                        .collect();
+                    files.sort();
+                    for f in files {
+                        out.insert(inside(dir, &f), file_digest(&f));
+                    }
+                }
+            }
+        }
+    }
+    out
+}
+
 /// The run's `manifest.json` (without its digest): configuration, scenario and strategy digests,
 /// versions, seed, cell counts and the matrix order.
 pub fn manifest_value(cfg: &RunConfig, plan: &Plan) -> serde_json::Value {
@@ -62,24 +109,12 @@ pub fn manifest_value(cfg: &RunConfig, plan: &Plan) -> serde_json::Value {
     // content and its place in the folder, never how the folder was spelled (`./sc`, `sc`, an
     // absolute path, another working directory).
     let mut scenario_digests = BTreeMap::new();
-    if let Ok(files) = scenario::scenario_files(&cfg.scenario_dir) {
-        for f in files {
-            scenario_digests.insert(inside(&cfg.scenario_dir, &f), file_digest(&f));
+    if let Ok(files) = scenario::source_files(&cfg.scenario_dir) {
+        for (inside, bytes) in files {
+            scenario_digests.insert(inside, crate::world::sha256_digest(&bytes));
         }
     }
-    let mut strategy_digests = BTreeMap::new();
-    for sub in [cfg.strategy_dir.clone(), cfg.strategy_dir.join("templates")] {
-        if let Ok(entries) = std::fs::read_dir(&sub) {
-            let mut files: Vec<PathBuf> = entries
-                .filter_map(|e| e.ok().map(|e| e.path()))
-                .filter(|p| p.is_file())
-                .collect();
-            files.sort();
-            for f in files {
-                strategy_digests.insert(inside(&cfg.strategy_dir, &f), file_digest(&f));
-            }
-        }
-    }
+    let strategy_digests = strategy_digests(&cfg.strategy_dir);
     // The interrupt points of each scenario in matrix order (`merge` restores cell order).
     let interrupts: serde_json::Map<String, serde_json::Value> = plan
         .scenarios
@@ -110,6 +145,13 @@ pub fn manifest_value(cfg: &RunConfig, plan: &Plan) -> serde_json::Value {
         "domains": plan.scenarios.iter().map(|s| (s.id.clone(), serde_json::json!(s.domain))).collect::<serde_json::Map<_, _>>(),
         "scenario_digests": scenario_digests,
         "strategy_digests": strategy_digests,
+        // The kind of each source (`embedded v0.1.0` or `folder`), compared on resume: a run of
+        // the embedded files is another configuration than one of a folder. The folders' paths
+        // are `config.scenario_dir` and `config.strategy_dir`, not compared.
+        "sources": {
+            "scenarios": cfg.scenario_dir.kind(),
+            "strategies": cfg.strategy_dir.kind(),
+        },
         "tokenizer": "o200k_base",
         "live_models": plan.live_models.iter().map(live_model_entry).collect::<Vec<_>>(),
     });
@@ -142,7 +184,11 @@ pub fn write_manifest(cfg: &RunConfig, plan: &Plan) -> Result<(), RunError> {
             })?;
         let keys = manifest::differences(&old, &m, &["matrix_cells"]);
         if !keys.is_empty() {
-            return Err(RunError::ManifestMismatch { path, keys });
+            return Err(RunError::ManifestMismatch {
+                path,
+                keys,
+                read_from: read_from(&old),
+            });
         }
         if let (Some(new), Some(old)) = (
             m.get_mut("config").and_then(|c| c.as_object_mut()),

@@ -31,9 +31,10 @@ const PAUSE: std::time::Duration = std::time::Duration::from_millis(10);
 pub struct FolderLock {
     file: Option<File>,
     path: PathBuf,
-    /// The folder did not exist before the lock: removed again if the command left it empty (a
-    /// refused configuration leaves no trace).
-    created: Option<PathBuf>,
+    /// The folders the lock created (the run folder and any missing parent, deepest first):
+    /// removed again where the command left them empty (a refused configuration or a failed
+    /// start leaves no trace, not even `reports/runs/`).
+    created: Vec<PathBuf>,
 }
 
 impl Drop for FolderLock {
@@ -44,7 +45,7 @@ impl Drop for FolderLock {
         if let Some(f) = self.file.take() {
             let _ = f.unlock();
         }
-        if let Some(dir) = &self.created {
+        for dir in &self.created {
             // Fails, as it should, unless the folder is empty.
             let _ = std::fs::remove_dir(dir);
         }
@@ -113,7 +114,11 @@ fn still_named(f: &File, path: &Path) -> bool {
 /// ([`RunError::Busy`], naming the holder); a lock file left by a process that ended is taken
 /// over.
 pub fn lock(dir: &Path, command: &str) -> Result<FolderLock, RunError> {
-    let created = (!dir.exists()).then(|| dir.to_path_buf());
+    let created: Vec<PathBuf> = dir
+        .ancestors()
+        .take_while(|a| !a.as_os_str().is_empty() && !a.exists())
+        .map(Path::to_path_buf)
+        .collect();
     std::fs::create_dir_all(dir).map_err(io(dir))?;
     let path = dir.join(LOCK_FILE);
     let mut tries = 0;

@@ -46,6 +46,8 @@ pub use lock::{FolderLock, LOCK_FILE, in_progress, lock, refuse_in_progress};
 pub use matrix::{
     CellSpec, HandoffKey, Matrix, PointKey, cell_seed, identity, record_identity, seed_scenario,
 };
-pub use plan::{Plan, ReceiptFault, plan, plugin_hidden, select_scenarios};
+pub use plan::{
+    Plan, ReceiptFault, check_inputs, plan, plan_with, plugin_hidden, select_scenarios,
+};
 pub use prepare::{FAIL_FAST_AFTER, Prepared};
 pub use signals::stop_on_signals;

@@ -25,7 +25,7 @@ use crate::strategy::Registry;
 /// The scenarios of a run: every file's scenario and the benign variants of injection scenarios,
 /// filtered by id.
 pub fn select_scenarios(cfg: &RunConfig) -> Result<Vec<Arc<Scenario>>, RunError> {
-    let base = scenario::load_dir(&cfg.scenario_dir)?;
+    let base = scenario::load_source(&cfg.scenario_dir)?;
     let mut all: Vec<Scenario> = Vec::new();
     for s in base {
         let benign = s.benign_variant();
@@ -186,7 +186,13 @@ fn windows(cfg: &RunConfig) -> BTreeMap<String, u64> {
 /// the scenario folder, the run folder and the folder holding it (the other runs), the response
 /// cache.
 pub fn plugin_hidden(cfg: &RunConfig) -> Vec<std::path::PathBuf> {
-    let mut v = vec![cfg.scenario_dir.clone(), cfg.out.clone()];
+    let mut v: Vec<std::path::PathBuf> = cfg
+        .scenario_dir
+        .folder()
+        .map(Into::into)
+        .into_iter()
+        .collect();
+    v.push(cfg.out.clone());
     v.extend(
         std::path::absolute(&cfg.out)
             .ok()
@@ -200,12 +206,37 @@ pub fn plugin_hidden(cfg: &RunConfig) -> Vec<std::path::PathBuf> {
     v
 }
 
+/// The inputs a run reads, checked before anything is written (a failed start leaves no run
+/// folder): its scenarios load and its ids and interrupt points name some, its strategy folder
+/// loads and names every strategy. Returns the scenarios, for [`plan_with`].
+pub fn check_inputs(cfg: &RunConfig) -> Result<Vec<Arc<Scenario>>, RunError> {
+    let scenarios = select_scenarios(cfg)?;
+    check_points(cfg, &scenarios)?;
+    let registry = Registry::from_source(&cfg.strategy_dir)?;
+    for id in &cfg.strategies {
+        let inner = clients::build_id(id)?;
+        if registry.config(&inner).is_none() {
+            return Err(crate::strategy::StrategyError::Unknown {
+                id: inner,
+                known: registry.ids().join(", "),
+            }
+            .into());
+        }
+    }
+    Ok(scenarios)
+}
+
 /// Expands the matrix and builds the shared restore points and handoffs, stage by stage.
 pub fn plan(cfg: &RunConfig) -> Result<Plan, RunError> {
+    plan_with(cfg, select_scenarios(cfg)?)
+}
+
+/// [`plan`] with the run's scenarios already selected ([`check_inputs`] returns them).
+pub fn plan_with(cfg: &RunConfig, selected: Vec<Arc<Scenario>>) -> Result<Plan, RunError> {
     clients::load_secrets(cfg);
     let mut notes = Vec::new();
-    let scaled = scaled_scenarios(cfg, select_scenarios(cfg)?, &mut notes)?;
-    let registry = Registry::load(&cfg.strategy_dir)?
+    let scaled = scaled_scenarios(cfg, selected, &mut notes)?;
+    let registry = Registry::from_source(&cfg.strategy_dir)?
         .with_seed(cfg.seed)
         .with_hidden(plugin_hidden(cfg));
     let cache = clients::cache(cfg);

@@ -169,9 +169,14 @@ pub(super) fn plugin_failing(
             " Its error names `scenario` or `interrupt`, keys of {STATE_FORMAT_2}: add `reads = {STATE_FORMAT_2:?}` to its strategy file to be served that format, or read `task` and `after` (see docs/plugins.md, \"Input formats\")."
         ));
     }
+    // The embedded strategies need no flag: `plugin-input` from the same folder reads them too.
+    let strategy_dir = registry
+        .source()
+        .folder()
+        .map(|d| format!(" --strategy-dir {}", d.display()))
+        .unwrap_or_default();
     advice.push_str(&format!(
-        " Its first input: `compaction-eval plugin-input --strategy {id} --strategy-dir {} --scenario {} --interrupt {}`, piped to the program. Or pass --no-fail-fast to run on and record its cells as errored.",
-        registry.dir().display(),
+        " Its first input: `compaction-eval plugin-input --strategy {id}{strategy_dir} --scenario {} --interrupt {}`, piped to the program. Or pass --no-fail-fast to run on and record its cells as errored.",
         first_at.scenario.id,
         first_at.interrupt.point
     ));

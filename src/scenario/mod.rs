@@ -21,6 +21,8 @@ pub mod volume;
 
 use std::path::{Path, PathBuf};
 
+use crate::shipped::Set;
+pub use crate::shipped::Source;
 pub use crate::spec::*;
 pub use detect::{any_detector_matches, normalize};
 pub use replay::{Observed, Replay, event_text, replay_prefix};
@@ -76,6 +78,11 @@ pub fn load_file(file: &Path) -> Result<Scenario, ScenarioError> {
         file: file.to_path_buf(),
         source,
     })?;
+    load_text(text, file)
+}
+
+/// Parses and validates one scenario's text; `file` names it in every error.
+fn load_text(text: String, file: &Path) -> Result<Scenario, ScenarioError> {
     let scenario = parse_scenario(&text, file)?;
     drop(text);
     let problems = limits::check(&scenario);
@@ -93,6 +100,148 @@ pub fn load_file(file: &Path) -> Result<Scenario, ScenarioError> {
         });
     }
     Ok(scenario)
+}
+
+/// Whether a file name is a scenario file's (`*.yaml`, `*.yml`).
+fn is_scenario_file(name: &str) -> bool {
+    name.ends_with(".yaml") || name.ends_with(".yml")
+}
+
+/// How an embedded scenario file is named in errors: `embedded v0.1.0/scenarios/NAME`.
+fn embedded_name(f: &crate::shipped::File) -> PathBuf {
+    PathBuf::from(format!(
+        "{}/{}/{}",
+        crate::shipped::embedded_label(),
+        Set::Scenarios.name(),
+        f.path
+    ))
+}
+
+/// Parses and validates one embedded scenario file (held to the same limits as a file on disk).
+fn load_embedded(f: &crate::shipped::File) -> Result<Scenario, ScenarioError> {
+    let file = embedded_name(f);
+    if f.bytes.len() as u64 > limits::MAX_FILE_BYTES {
+        return Err(ScenarioError::Parse {
+            file,
+            message: format!(
+                "is larger than a scenario file may be ({} bytes)",
+                limits::MAX_FILE_BYTES
+            ),
+        });
+    }
+    let text = String::from_utf8(f.bytes.to_vec()).map_err(|e| ScenarioError::Parse {
+        file: file.clone(),
+        message: format!(
+            "not UTF-8 text: invalid byte sequence at byte offset {}",
+            e.utf8_error().valid_up_to()
+        ),
+    })?;
+    load_text(text, &file)
+}
+
+/// The embedded scenario files, sorted by name.
+fn embedded_files() -> impl Iterator<Item = &'static crate::shipped::File> {
+    Set::Scenarios
+        .files()
+        .iter()
+        .filter(|f| !f.path.contains('/') && is_scenario_file(f.path))
+}
+
+/// Every scenario of a source: a folder's (or single file's) as [`load_dir`] reads them, or the
+/// embedded ones; stops at the first bad file.
+pub fn load_source(source: &Source) -> Result<Vec<Scenario>, ScenarioError> {
+    match source {
+        Source::Folder(p) => load_dir(p),
+        Source::Embedded => {
+            let mut out = Vec::new();
+            let mut files: std::collections::BTreeMap<String, PathBuf> = Default::default();
+            for f in embedded_files() {
+                let s = load_embedded(f)?;
+                if let Some(first) = files.insert(s.id.clone(), embedded_name(f)) {
+                    return Err(ScenarioError::DuplicateId {
+                        id: s.id,
+                        first,
+                        second: embedded_name(f),
+                    });
+                }
+                out.push(s);
+            }
+            Ok(out)
+        }
+    }
+}
+
+/// One scenario file of a source, to load ([`Entry::load`]) and name in messages.
+#[derive(Debug, Clone)]
+pub enum Entry {
+    File(PathBuf),
+    Embedded(&'static crate::shipped::File),
+}
+
+impl Entry {
+    /// How messages name it: the file's path, or `embedded v0.1.0/scenarios/NAME`.
+    pub fn name(&self) -> PathBuf {
+        match self {
+            Entry::File(p) => p.clone(),
+            Entry::Embedded(f) => embedded_name(f),
+        }
+    }
+
+    /// Reads, parses and validates it ([`load_file`]).
+    pub fn load(&self) -> Result<Scenario, ScenarioError> {
+        match self {
+            Entry::File(p) => load_file(p),
+            Entry::Embedded(f) => load_embedded(f),
+        }
+    }
+}
+
+/// The scenario files of a source, sorted: a folder's (or the one file) as [`scenario_files`]
+/// lists them, or the embedded ones.
+pub fn entries(source: &Source) -> Result<Vec<Entry>, ScenarioError> {
+    match source {
+        Source::Folder(p) => Ok(scenario_files(p)?.into_iter().map(Entry::File).collect()),
+        Source::Embedded => Ok(embedded_files().map(Entry::Embedded).collect()),
+    }
+}
+
+/// The scenario named by its file `NAME.yaml` in a source, when that file is there (a lookup by
+/// id that does not read the other files); `None` when there is no such file.
+pub fn load_named(source: &Source, name: &str) -> Option<Result<Scenario, ScenarioError>> {
+    match source {
+        Source::Folder(p) => {
+            let file = p.join(name);
+            file.is_file().then(|| load_file(&file))
+        }
+        Source::Embedded => embedded_files().find(|f| f.path == name).map(load_embedded),
+    }
+}
+
+/// The scenario files of a source, each as its path inside the folder (`/` between parts) and
+/// its bytes: what identifies a run's scenarios in its manifest, wherever the folder is.
+pub fn source_files(source: &Source) -> Result<Vec<(String, Vec<u8>)>, ScenarioError> {
+    match source {
+        Source::Embedded => Ok(embedded_files()
+            .map(|f| (f.path.to_string(), f.bytes.to_vec()))
+            .collect()),
+        Source::Folder(dir) => {
+            let mut out = Vec::new();
+            for f in scenario_files(dir)? {
+                let bytes = std::fs::read(&f).map_err(|source| ScenarioError::Io {
+                    file: f.clone(),
+                    source,
+                })?;
+                let rel = f.strip_prefix(dir).unwrap_or(&f);
+                let inside = rel
+                    .components()
+                    .map(|c| c.as_os_str().to_string_lossy())
+                    .collect::<Vec<_>>()
+                    .join("/");
+                out.push((inside, bytes));
+            }
+            Ok(out)
+        }
+    }
 }
 
 /// The scenario files of a path: the file itself, or a directory's `*.yaml`/`*.yml`, sorted.

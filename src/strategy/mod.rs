@@ -20,7 +20,7 @@ pub use transcript::full_history_tokens;
 
 use std::future::Future;
 use std::pin::Pin;
-use std::sync::Arc;
+use std::sync::{Arc, OnceLock};
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -28,6 +28,7 @@ use std::path::{Path, PathBuf};
 use serde::{Deserialize, Serialize};
 
 use crate::record::{CellError, LiveStats};
+use crate::shipped::{Set, Source};
 use crate::world::World;
 
 use crate::handoff::{Handoff, Message, finish};
@@ -264,7 +265,11 @@ impl Strategy for NoHandoff {
 pub struct Registry {
     configs: BTreeMap<String, StrategyConfig>,
     templates: Templates,
-    dir: PathBuf,
+    /// Where the configurations came from: a folder, or the embedded strategy files.
+    source: Source,
+    /// The embedded strategy folder's private copy on disk ([`crate::shipped::materialise`]),
+    /// made when a strategy first needs a folder (a plug-in runs in it): never for the others.
+    copy: OnceLock<Result<PathBuf, String>>,
     /// The run's base seed (sent with live summarisers' requests).
     seed: u64,
     /// Folders plug-ins must not see (`with_hidden`); the strategy folder always is.
@@ -281,7 +286,8 @@ impl Registry {
         Registry {
             configs,
             templates: Templates::embedded(),
-            dir: PathBuf::from("strategies"),
+            source: Source::Folder(PathBuf::from("strategies")),
+            copy: OnceLock::new(),
             seed: crate::DEFAULT_SEED,
             hidden: Vec::new(),
         }
@@ -312,7 +318,7 @@ impl Registry {
     pub fn load(dir: &Path) -> Result<Registry, StrategyError> {
         let mut reg = Registry::builtin();
         reg.templates = Templates::load(&dir.join("templates"))?;
-        reg.dir = dir.to_path_buf();
+        reg.source = Source::Folder(dir.to_path_buf());
         let Ok(entries) = std::fs::read_dir(dir) else {
             return Ok(reg);
         };
@@ -336,6 +342,68 @@ impl Registry {
         Ok(reg)
     }
 
+    /// The registry of a source: a folder as [`Registry::load`] reads it (it must be a folder),
+    /// or the built-ins with the embedded strategy files (`strategies/` as shipped).
+    pub fn from_source(source: &Source) -> Result<Registry, StrategyError> {
+        match source {
+            Source::Folder(dir) if !dir.is_dir() => Err(StrategyError::Config {
+                file: dir.clone(),
+                message:
+                    "no such folder of strategies (`strategies export DIR` writes the shipped ones)"
+                        .into(),
+            }),
+            Source::Folder(dir) => Registry::load(dir),
+            Source::Embedded => {
+                let mut reg = Registry::builtin();
+                reg.source = Source::Embedded;
+                for f in Set::Strategies.files() {
+                    if f.path.contains('/') || !f.path.ends_with(".toml") {
+                        continue;
+                    }
+                    let file = PathBuf::from(format!(
+                        "{}/{}/{}",
+                        crate::shipped::embedded_label(),
+                        Set::Strategies.name(),
+                        f.path
+                    ));
+                    let text = std::str::from_utf8(f.bytes).map_err(|e| StrategyError::Config {
+                        file: file.clone(),
+                        message: format!("not UTF-8 text: {e}"),
+                    })?;
+                    let cfg = settings::parse(text)
+                        .map_err(|message| StrategyError::Config { file, message })?;
+                    reg.configs.insert(cfg.id.clone(), cfg);
+                }
+                Ok(reg)
+            }
+        }
+    }
+
+    /// Where the strategies came from.
+    pub fn source(&self) -> &Source {
+        &self.source
+    }
+
+    /// The strategy folder a plug-in runs in (and a live summariser's template is relative to):
+    /// the source folder, or the embedded files' private copy, written on first use.
+    fn folder(&self) -> Result<PathBuf, StrategyError> {
+        match &self.source {
+            Source::Folder(dir) => Ok(dir.clone()),
+            Source::Embedded => self
+                .copy
+                .get_or_init(|| {
+                    crate::shipped::materialise(Set::Strategies).map_err(|e| e.to_string())
+                })
+                .clone()
+                .map_err(|e| StrategyError::Config {
+                    file: PathBuf::from(crate::shipped::embedded_label()).join("strategies"),
+                    message: format!(
+                        "the shipped strategy files could not be copied to disk for a plug-in: {e}"
+                    ),
+                }),
+        }
+    }
+
     pub fn ids(&self) -> Vec<String> {
         let mut ids: Vec<String> = BUILTIN_IDS.iter().map(|s| s.to_string()).collect();
         ids.extend(
@@ -349,11 +417,6 @@ impl Registry {
 
     pub fn config(&self, id: &str) -> Option<&StrategyConfig> {
         self.configs.get(id)
-    }
-
-    /// The strategy folder (where plug-ins run).
-    pub fn dir(&self) -> &Path {
-        &self.dir
     }
 
     pub fn templates(&self) -> &Templates {
@@ -424,14 +487,23 @@ impl Registry {
             StrategyKind::CheckpointRetrieval => {
                 Box::new(checkpoint::CheckpointStrategy::new(c, t, true))
             }
-            StrategyKind::LlmSummary => Box::new(
-                llm_summary::LlmSummary::new(c, t, self.dir.clone(), summariser)
-                    .with_seed(self.seed),
-            ),
+            StrategyKind::LlmSummary => {
+                // Only a template of its own is read from the folder.
+                let dir = match c.prompt_template {
+                    Some(_) => self.folder()?,
+                    None => self
+                        .source
+                        .folder()
+                        .map(Path::to_path_buf)
+                        .unwrap_or_default(),
+                };
+                Box::new(llm_summary::LlmSummary::new(c, t, dir, summariser).with_seed(self.seed))
+            }
             StrategyKind::Exec => {
+                let dir = self.folder()?;
                 let mut hidden = self.hidden.clone();
-                hidden.push(self.dir.clone());
-                Box::new(exec::Exec::new(c, t, self.dir.clone(), hidden))
+                hidden.push(dir.clone());
+                Box::new(exec::Exec::new(c, t, dir, hidden))
             }
         })
     }

@@ -34,6 +34,9 @@ pub enum TauError {
         #[source]
         source: std::io::Error,
     },
+    /// The shipped data could not be copied to disk for the loaders.
+    #[error("the shipped τ-bench data: {0}")]
+    Shipped(#[from] crate::shipped::ShippedError),
 }
 
 impl TauError {

@@ -2,7 +2,8 @@
 //! implementation's observations and error texts, τ-bench's reward, and the replay of recorded
 //! runs.
 //!
-//! Owns: the façade (what other modules use) and [`data_dir`], where the data folder is.
+//! Owns: the façade (what other modules use) and [`data_source`] / [`data_dir`], where the data
+//! folder is (a folder, or the copy shipped inside the binary).
 //! Must not: call a model or simulate the customer — a runner drives an [`Episode`]. Files:
 //! `db.rs` the database, `task.rs` tasks and policy, `tools.rs` and `booking.rs` the tools,
 //! `calc.rs` the `calculate` tool's arithmetic, `py.rs` and `pyfmt.rs` Python's semantics and
@@ -21,7 +22,9 @@ mod reward;
 mod task;
 mod tools;
 
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
+
+use crate::shipped::{Set, Source};
 
 pub use db::Db;
 pub use env::{Env, Episode, Observation};
@@ -39,17 +42,30 @@ pub const DATA_ENV: &str = "COMPACTION_EVAL_TAU_BENCH";
 /// The recorded runs shipped in the data folder (GPT-4o, tasks 0–29, 4 trials each).
 pub const RUNS_FILE: &str = "gpt-4o-airline.tasks-00-29.json";
 
-/// The data folder (holding `env/` and the runs file): `$COMPACTION_EVAL_TAU_BENCH` when set,
-/// else the repository's `data/tau-bench-airline` — found through the crate's folder at build
-/// time, or relative to the working directory when that folder is gone.
-pub fn data_dir() -> PathBuf {
-    if let Some(dir) = std::env::var_os(DATA_ENV).filter(|d| !d.is_empty()) {
-        return PathBuf::from(dir);
+/// Where the data comes from: the folder in `$COMPACTION_EVAL_TAU_BENCH` when set, else
+/// `data/tau-bench-airline` in the working directory when it is there (the repository's root),
+/// else the copy shipped inside the binary.
+pub fn data_source() -> Source {
+    let env = std::env::var_os(DATA_ENV)
+        .filter(|d| !d.is_empty())
+        .map(PathBuf::from);
+    Source::resolve(env, LOCAL_DIR)
+}
+
+/// The data folder in the repository (and in the working directory that wins over the shipped
+/// copy).
+pub const LOCAL_DIR: &str = "data/tau-bench-airline";
+
+/// The data folder (holding `env/` and the runs file) of a source: the folder, or the shipped
+/// data's private copy on disk (written once per binary: [`crate::shipped::materialise`]).
+pub fn data_dir_of(source: &Source) -> Result<PathBuf, TauError> {
+    match source {
+        Source::Folder(p) => Ok(p.clone()),
+        Source::Embedded => Ok(crate::shipped::materialise(Set::TauAirline)?),
     }
-    let built = Path::new(env!("CARGO_MANIFEST_DIR")).join("data/tau-bench-airline");
-    if built.exists() {
-        built
-    } else {
-        PathBuf::from("data/tau-bench-airline")
-    }
+}
+
+/// The data folder of [`data_source`].
+pub fn data_dir() -> Result<PathBuf, TauError> {
+    data_dir_of(&data_source())
 }

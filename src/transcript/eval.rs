@@ -190,7 +190,7 @@ fn errored(mut r: RunRecord, e: CellError) -> RunRecord {
 /// Runs the transcript part of `cfg` and writes its records and manifest into `cfg.out`.
 pub fn run(cfg: &RunConfig, opts: &Options) -> Result<Outcome, TranscriptError> {
     let transcripts = read_dir(&opts.dir)?;
-    let registry = Registry::load(&cfg.strategy_dir)?
+    let registry = Registry::from_source(&cfg.strategy_dir)?
         .with_seed(cfg.seed)
         .with_hidden(crate::runner::plugin_hidden(cfg))
         .with_hidden([opts.dir.clone()])
@@ -412,6 +412,8 @@ fn write(
         },
         "cells": records.len(),
         "transcript_digests": digests,
+        // Where the strategies came from (`embedded v0.1.0`, or the folder's path).
+        "sources": { "strategies": cfg.strategy_dir.label() },
         "tokenizer": "o200k_base",
     });
     let digest = crate::world::sha256_digest(m.to_string().as_bytes());

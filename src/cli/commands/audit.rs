@@ -4,21 +4,19 @@
 //! format the table ([`crate::audit`] does).
 
 use std::io::Write;
-use std::path::Path;
 use std::sync::Arc;
 
-use super::select_scenarios;
+use super::{hidden, select_scenarios, strategy_registry};
 use crate::cli::args::AuditArgs;
 use crate::error::Error;
 use crate::exit;
-use crate::scenario;
-use crate::strategy::Registry;
+use crate::scenario::{self, Source};
 
-pub fn run(dir: &Path, args: AuditArgs) -> Result<i32, Error> {
+pub fn run(dir: &Source, args: AuditArgs) -> Result<i32, Error> {
     // Plug-ins must not read the scenario files.
-    let registry = Registry::load(&args.strategy_dir)?.with_hidden([dir.to_path_buf()]);
+    let registry = strategy_registry(&args.strategy_dir)?.with_hidden(hidden(dir));
     let strategies = args.strategies.unwrap_or_else(|| registry.ids());
-    let mut all = scenario::load_dir(dir)?;
+    let mut all = scenario::load_source(dir)?;
     if let Some(ids) = &args.scenarios {
         select_scenarios(&mut all, ids)?;
     }

@@ -5,7 +5,6 @@
 //! `/proc` (Linux; other systems print without them), and the lines on stdout. Must not: change what a run does —
 //! it runs the ordinary [`crate::runner`] with the default configuration.
 
-use std::path::Path;
 use std::time::Instant;
 
 use crate::cli::args::BenchArgs;
@@ -14,7 +13,7 @@ use crate::exit;
 use crate::runner::{RunConfig, Silent};
 use crate::scenario::volume::Scale;
 
-pub fn run(dir: &Path, args: &BenchArgs) -> Result<i32, Error> {
+pub fn run(dir: &crate::shipped::Source, args: &BenchArgs) -> Result<i32, Error> {
     let out = args
         .out
         .clone()
@@ -37,7 +36,8 @@ pub fn run(dir: &Path, args: &BenchArgs) -> Result<i32, Error> {
     );
     for scale in scales {
         let cfg = RunConfig {
-            scenario_dir: dir.to_path_buf(),
+            scenario_dir: dir.clone(),
+            strategy_dir: crate::shipped::Source::resolve(None, "strategies"),
             reps: args.reps,
             concurrency: args.concurrency,
             out: out.join(scale.to_string()),

@@ -7,22 +7,23 @@
 use std::path::Path;
 use std::sync::Arc;
 
-use super::find_scenario;
+use super::{find_scenario, hidden, strategy_registry};
 use crate::checkpoint::Checkpoint;
 use crate::cli::args::CheckHandoffArgs;
 use crate::error::Error;
 use crate::exit;
+use crate::shipped::Source;
 use crate::state::RestorePoint;
-use crate::strategy::{Registry, StrategyError};
+use crate::strategy::StrategyError;
 
-pub fn run(dir: &Path, args: &CheckHandoffArgs) -> Result<i32, Error> {
+pub fn run(dir: &Source, args: &CheckHandoffArgs) -> Result<i32, Error> {
     let s = Arc::new(find_scenario(dir, &args.scenario)?);
     let state = RestorePoint::build(s, &args.interrupt).map_err(StrategyError::from)?;
     // A checkpoint gets every rule; a text handoff the rules that can be checked on text.
     let v = match (&args.strategy, &args.checkpoint) {
         (Some(id), _) => {
-            let h = Registry::load(&args.strategy_dir)?
-                .with_hidden([dir.to_path_buf()])
+            let h = strategy_registry(&args.strategy_dir)?
+                .with_hidden(hidden(dir))
                 .handoff(id, &state)?;
             match &h.checkpoint {
                 Some(cp) => crate::checkpoint::rules::check(cp, &state),

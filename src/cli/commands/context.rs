@@ -10,14 +10,15 @@ use std::path::Path;
 
 use serde_json::json;
 
-use super::scenario_at;
+use super::{hidden, scenario_at, strategy_registry};
 use crate::cli::args::{ContextReportArgs, InspectContextArgs};
 use crate::delivery::{self, GovSpec};
 use crate::error::Error;
 use crate::exit;
 use crate::governed::{self, ArtifactStore, ContextStatus};
+use crate::shipped::Source;
 use crate::state::RestorePoint;
-use crate::strategy::{Registry, StrategyError};
+use crate::strategy::StrategyError;
 
 fn print(doc: &serde_json::Value) -> Result<(), Error> {
     let mut out = std::io::stdout().lock();
@@ -30,7 +31,7 @@ fn print(doc: &serde_json::Value) -> Result<(), Error> {
 }
 
 /// `context-report`: the report a cell of `gov:X` gets, with its lineage.
-pub fn report(dir: &Path, args: &ContextReportArgs) -> Result<i32, Error> {
+pub fn report(dir: &Source, args: &ContextReportArgs) -> Result<i32, Error> {
     let spec = match GovSpec::parse(&args.strategy) {
         Some(Ok(g)) => g,
         Some(Err(e)) => return Err(Error::Usage(format!("--strategy {e}"))),
@@ -43,7 +44,7 @@ pub fn report(dir: &Path, args: &ContextReportArgs) -> Result<i32, Error> {
     };
     let (scenario, scale) = scenario_at(dir, &args.scenario, &args.build.scale, args.build.seed)?;
     // Plug-ins must not read the scenario files.
-    let registry = Registry::load(&args.build.strategy_dir)?.with_hidden([dir.to_path_buf()]);
+    let registry = strategy_registry(&args.build.strategy_dir)?.with_hidden(hidden(dir));
     let at = RestorePoint::build(scenario.clone(), &args.interrupt).map_err(StrategyError::from)?;
     let window = args
         .build

@@ -4,19 +4,19 @@
 //! itself ([`crate::strategy`] does).
 
 use std::io::Write;
-use std::path::Path;
 
-use super::scenario_at;
+use super::{hidden, scenario_at, strategy_registry};
 use crate::cli::args::HandoffArgs;
 use crate::error::Error;
 use crate::exit;
+use crate::shipped::Source;
 use crate::state::RestorePoint;
-use crate::strategy::{Registry, StrategyError};
+use crate::strategy::StrategyError;
 
-pub fn run(dir: &Path, args: &HandoffArgs) -> Result<i32, Error> {
+pub fn run(dir: &Source, args: &HandoffArgs) -> Result<i32, Error> {
     let (scenario, scale) = scenario_at(dir, &args.scenario, &args.build.scale, args.build.seed)?;
     // Plug-ins must not read the scenario files.
-    let registry = Registry::load(&args.build.strategy_dir)?.with_hidden([dir.to_path_buf()]);
+    let registry = strategy_registry(&args.build.strategy_dir)?.with_hidden(hidden(dir));
     let gov = crate::delivery::GovSpec::parse(&args.strategy)
         .transpose()
         .map_err(|e| Error::Usage(format!("--strategy {e}")))?;

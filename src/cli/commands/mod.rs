@@ -31,24 +31,41 @@ pub mod report;
 pub mod run;
 pub mod scenarios;
 pub mod show;
+pub mod strategies;
 pub mod tau;
 pub mod transcripts;
-
-use std::path::Path;
 
 use crate::error::Error;
 use crate::scenario::volume::{self, Scale};
 use crate::scenario::{self, Scenario};
+use crate::shipped::Source;
+
+/// The strategies of a command: the folder `--strategy-dir` names, else `strategies/` in the
+/// working directory when it is there, else the shipped ones.
+pub fn strategy_registry(
+    flag: &Option<std::path::PathBuf>,
+) -> Result<crate::strategy::Registry, Error> {
+    let source = Source::resolve(flag.clone(), "strategies");
+    Ok(crate::strategy::Registry::from_source(&source)?)
+}
+
+/// The folders of a scenario source that plug-ins must not see (none for the embedded files).
+pub fn hidden(source: &Source) -> Vec<std::path::PathBuf> {
+    source
+        .folder()
+        .map(|p| p.to_path_buf())
+        .into_iter()
+        .collect()
+}
 
 /// Loads the scenario with `id` (a benign variant `ID@benign` included).
-pub fn find_scenario(dir: &Path, id: &str) -> Result<Scenario, Error> {
+pub fn find_scenario(dir: &Source, id: &str) -> Result<Scenario, Error> {
     let base = id.strip_suffix(scenario::BENIGN_SUFFIX).unwrap_or(id);
     // Scenario files are named after their id; try that file first so that one broken file
     // elsewhere in the folder does not hide a good one.
-    let direct = dir.join(format!("{base}.yaml"));
-    let all = match scenario::load_file(&direct) {
-        Ok(s) if s.id == base => vec![s],
-        _ => scenario::load_dir(dir)?,
+    let all = match scenario::load_named(dir, &format!("{base}.yaml")) {
+        Some(Ok(s)) if s.id == base => vec![s],
+        _ => scenario::load_source(dir)?,
     };
     let found = all.iter().find(|s| s.id == base).cloned();
     match found {
@@ -65,7 +82,7 @@ pub fn find_scenario(dir: &Path, id: &str) -> Result<Scenario, Error> {
 /// The scenario with `id` at the history scale `scale` (`base`, `40k`, …), its volume drawn from
 /// the run seed `seed` as `run` draws it (commands that build one handoff).
 pub fn scenario_at(
-    dir: &Path,
+    dir: &Source,
     id: &str,
     scale: &str,
     seed: Option<u64>,

@@ -6,16 +6,16 @@
 //! this command and for `exec:` strategies alike).
 
 use std::io::Write;
-use std::path::Path;
 
-use super::scenario_at;
+use super::{scenario_at, strategy_registry};
 use crate::cli::args::PluginInputArgs;
 use crate::error::Error;
 use crate::exit;
+use crate::shipped::Source;
 use crate::state::RestorePoint;
-use crate::strategy::{Registry, StrategyError};
+use crate::strategy::StrategyError;
 
-pub fn run(dir: &Path, args: &PluginInputArgs) -> Result<i32, Error> {
+pub fn run(dir: &Source, args: &PluginInputArgs) -> Result<i32, Error> {
     let (scenario, _) = scenario_at(dir, &args.scenario, &args.build.scale, args.build.seed)?;
     let at = RestorePoint::build(scenario, &args.interrupt).map_err(StrategyError::from)?;
     let window = args
@@ -28,7 +28,7 @@ pub fn run(dir: &Path, args: &PluginInputArgs) -> Result<i32, Error> {
     // The strategy's configured budget and the input format it reads (state/3 without one).
     let (configured, format) = match &args.strategy {
         Some(id) => {
-            let registry = Registry::load(&args.build.strategy_dir)?;
+            let registry = strategy_registry(&args.build.strategy_dir)?;
             registry.get(id)?;
             let c = registry.config(id);
             (

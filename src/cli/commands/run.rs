@@ -13,6 +13,7 @@ use crate::error::Error;
 use crate::exit;
 use crate::runner::{Counts, Reporter, RunConfig, RunEvent};
 use crate::scenario::volume::Scale;
+use crate::shipped::Source;
 
 /// A line on stdout; a closed stdout (the reader went away, as `head` does) is not an error.
 fn say(line: &str) {
@@ -20,7 +21,7 @@ fn say(line: &str) {
     let _ = writeln!(out, "{line}").and_then(|_| out.flush());
 }
 
-pub fn run(dir: &Path, args: RunArgs) -> Result<i32, Error> {
+pub fn run(dir: &Source, args: RunArgs) -> Result<i32, Error> {
     let transcripts = args.transcripts.clone();
     let cuts = args.cuts;
     let write_tools = args.write_tools.clone();
@@ -28,8 +29,23 @@ pub fn run(dir: &Path, args: RunArgs) -> Result<i32, Error> {
     let named_out = args.out.is_some();
     let (cfg, max_errored) = config(dir, args)?;
     let named_out = named_out || cfg.out.parent() != Some(Path::new(REPORTS));
+    // The inputs are checked before the run folder is made: a start that fails leaves nothing.
+    let scenarios = if tau.is_none() && transcripts.is_none() {
+        Some(crate::runner::check_inputs(&cfg)?)
+    } else {
+        crate::strategy::Registry::from_source(&cfg.strategy_dir)?;
+        None
+    };
     if !named_out {
         eprintln!("writing {}", cfg.out.display());
+    }
+    // Which files the run reads (the manifest records the same).
+    match &scenarios {
+        Some(_) => eprintln!(
+            "scenarios: {}; strategies: {}",
+            cfg.scenario_dir, cfg.strategy_dir
+        ),
+        None => eprintln!("strategies: {}", cfg.strategy_dir),
     }
     // One writer per folder, from before the plan (which may take long) to the last report file.
     let _lock = crate::runner::lock(&cfg.out, if cfg.resume { "resume" } else { "run" })?;
@@ -40,7 +56,7 @@ pub fn run(dir: &Path, args: RunArgs) -> Result<i32, Error> {
     } else if let Some(dir) = transcripts {
         run_transcripts(&cfg, dir, cuts, &write_tools)?
     } else {
-        run_matrix(&cfg, max_errored)?
+        run_matrix(&cfg, scenarios.unwrap_or_default(), max_errored)?
     };
     if !named_out {
         point_latest_at(&cfg.out);
@@ -110,8 +126,12 @@ fn point_latest_at(out: &Path) {
     );
 }
 
-fn run_matrix(cfg: &RunConfig, max_errored: f64) -> Result<i32, Error> {
-    let plan = crate::runner::plan(cfg)?;
+fn run_matrix(
+    cfg: &RunConfig,
+    scenarios: Vec<std::sync::Arc<crate::scenario::Scenario>>,
+    max_errored: f64,
+) -> Result<i32, Error> {
+    let plan = crate::runner::plan_with(cfg, scenarios)?;
     for n in &plan.notes {
         eprintln!("note: {n}");
     }
@@ -345,7 +365,7 @@ fn run_transcripts(
 
 /// The run's configuration and the errored fraction `run` tolerates: flags, then the `--config`
 /// file, then the defaults.
-fn config(dir: &Path, a: RunArgs) -> Result<(RunConfig, f64), Error> {
+fn config(dir: &Source, a: RunArgs) -> Result<(RunConfig, f64), Error> {
     let a = match &a.config {
         Some(path) => {
             let text = std::fs::read_to_string(path)
@@ -367,8 +387,8 @@ fn config(dir: &Path, a: RunArgs) -> Result<(RunConfig, f64), Error> {
     }
     let d = RunConfig::default();
     let cfg = RunConfig {
-        scenario_dir: dir.to_path_buf(),
-        strategy_dir: a.strategy_dir.unwrap_or(d.strategy_dir),
+        scenario_dir: dir.clone(),
+        strategy_dir: Source::resolve(a.strategy_dir, "strategies"),
         scenarios: a.scenarios,
         interrupts: a.interrupts,
         strategies: crate::delivery::sweep(

@@ -1,24 +1,24 @@
-//! `scenarios validate | list | show | schema`.
+//! `scenarios validate | list | show | schema | export`.
 //!
-//! Owns: the terminal lines of the four scenario subcommands. Must not: parse or check scenarios
-//! itself ([`crate::scenario`] does) or write anything but the schema file asked for.
+//! Owns: the terminal lines of the five scenario subcommands. Must not: parse or check scenarios
+//! itself ([`crate::scenario`] does) or write anything but the schema file or the exported
+//! folder asked for.
 
 use std::io::Write;
-use std::path::Path;
 
 use super::find_scenario;
 use crate::cli::args::{ScenariosCmd, ValidateArgs};
 use crate::error::Error;
 use crate::exit;
-use crate::scenario::{self, Scenario, coverage, volume};
+use crate::scenario::{self, Scenario, Source, coverage, volume};
 
-pub fn run(dir: &Path, cmd: ScenariosCmd) -> Result<i32, Error> {
+pub fn run(dir: &Source, cmd: ScenariosCmd) -> Result<i32, Error> {
     let stdout = std::io::stdout();
     let mut out = stdout.lock();
     match cmd {
         ScenariosCmd::Validate(args) => Ok(validate(dir, args, &mut out)),
         ScenariosCmd::List => {
-            let all = scenario::load_dir(dir)?;
+            let all = scenario::load_source(dir)?;
             let _ = writeln!(
                 out,
                 "{:<34} {:<12} {:>6} {:>5}  interrupt points / facts by kind",
@@ -74,21 +74,26 @@ pub fn run(dir: &Path, cmd: ScenariosCmd) -> Result<i32, Error> {
             }
             Ok(exit::OK)
         }
+        ScenariosCmd::Export(a) => {
+            super::strategies::export(crate::shipped::Set::Scenarios, &a)?;
+            Ok(exit::OK)
+        }
     }
 }
 
-/// Validates every scenario file under the given paths (default: `dir`), one line per file.
-fn validate(dir: &Path, args: ValidateArgs, out: &mut impl Write) -> i32 {
-    let paths = if args.paths.is_empty() {
-        vec![dir.to_path_buf()]
+/// Validates every scenario file under the given paths (default: the scenario source), one line
+/// per file.
+fn validate(dir: &Source, args: ValidateArgs, out: &mut impl Write) -> i32 {
+    let paths: Vec<Source> = if args.paths.is_empty() {
+        vec![dir.clone()]
     } else {
-        args.paths
+        args.paths.into_iter().map(Source::Folder).collect()
     };
     let mut bad = 0usize;
     let mut good = 0usize;
     let mut ids: std::collections::BTreeMap<String, std::path::PathBuf> = Default::default();
     for p in paths {
-        let files = match scenario::scenario_files(&p) {
+        let files = match scenario::entries(&p) {
             Ok(f) => f,
             Err(e) => {
                 eprintln!("error: {e}");
@@ -96,8 +101,9 @@ fn validate(dir: &Path, args: ValidateArgs, out: &mut impl Write) -> i32 {
                 continue;
             }
         };
-        for f in files {
-            match scenario::load_file(&f) {
+        for entry in files {
+            let f = entry.name();
+            match entry.load() {
                 Ok(s) if ids.contains_key(&s.id) => {
                     bad += 1;
                     let e = scenario::ScenarioError::DuplicateId {

@@ -15,7 +15,10 @@ use crate::transcript::tau as cells;
 pub fn run(cmd: TauCmd) -> Result<i32, Error> {
     match cmd {
         TauCmd::Replay(a) => {
-            let data = a.data.unwrap_or_else(tau::data_dir);
+            let data = match a.data {
+                Some(d) => d,
+                None => tau::data_dir()?,
+            };
             let env = tau::Env::load(&data)?;
             let runs = tau::load_runs(&a.runs)?;
             let replayed = tau::replay_all(&env, &runs);
@@ -70,7 +73,7 @@ pub fn run_matrix(cfg: &RunConfig, t: TauRun, max_errored: f64) -> Result<i32, E
             t.env
         )));
     }
-    let mut opts = cells::Options::shipped();
+    let mut opts = cells::Options::shipped()?;
     if let Some(list) = &t.tasks {
         opts.tasks = Some(cells::parse_tasks(list)?);
     }

@@ -26,6 +26,32 @@ pub use rows::{
 use rows::{checkpoint_views, config_view, fmt, governance_views, group_view, transcript_view};
 pub use verdicts::{CauseView, DomainView, ExecView, PairedView, RankView};
 
+/// `Scenarios from `embedded v0.1.0`; strategies from `strategies`.`: the sources a manifest
+/// names (a scenario run's `config`, a τ-bench or transcript run's `sources`).
+fn sources_line(manifest: &serde_json::Value) -> Option<String> {
+    let text = |v: &serde_json::Value| v.as_str().map(str::to_string);
+    let config = &manifest["config"];
+    let sources = &manifest["sources"];
+    let parts: Vec<String> = [
+        ("scenarios", text(&config["scenario_dir"])),
+        (
+            "strategies",
+            text(&config["strategy_dir"]).or_else(|| text(&sources["strategies"])),
+        ),
+        ("τ-bench data", text(&sources["tau_data"])),
+    ]
+    .into_iter()
+    .filter_map(|(what, from)| from.map(|f| format!("{what} from `{f}`")))
+    .collect();
+    if parts.is_empty() {
+        return None;
+    }
+    let line = parts.join("; ");
+    let mut chars = line.chars();
+    let first = chars.next().map(|c| c.to_uppercase().to_string());
+    Some(format!("{}{}.", first.unwrap_or_default(), chars.as_str()))
+}
+
 /// At most this many facts per strategy in "facts most often omitted".
 const FACTS_PER_STRATEGY: usize = 5;
 /// At most this many errored cells are listed.
@@ -78,6 +104,9 @@ pub struct View {
     pub transcripts_by_rule: Vec<TranscriptView>,
     /// What a transcript run read and how it cut (from the manifest).
     pub transcript_config: Option<String>,
+    /// Where the run took its scenarios, strategies and data from (`embedded v0.1.0`, or a
+    /// folder's path), from the manifest; `None` for a manifest that does not say.
+    pub sources: Option<String>,
     /// `class: n; …` over every errored cell (empty without any).
     pub errored_classes: String,
     /// One row per live model (empty for an offline run).
@@ -135,6 +164,7 @@ pub fn view(records: &[RunRecord], s: &Summary, manifest: &serde_json::Value) ->
         .filter(|(_, r)| r.status == Status::Errored)
         .collect();
     View {
+        sources: sources_line(manifest),
         transcripts: s
             .transcripts
             .iter()

@@ -277,7 +277,7 @@ pub fn run(cfg: &RunConfig, opts: &Options) -> Result<Outcome, TranscriptError> 
     let policy = tau::load_policy(&opts.data).map_err(tau_error)?;
     let rule = WriteRule::default();
     let runs = successful_runs(opts)?;
-    let registry = crate::strategy::Registry::load(&cfg.strategy_dir)?
+    let registry = crate::strategy::Registry::from_source(&cfg.strategy_dir)?
         .with_seed(cfg.seed)
         .with_hidden(crate::runner::plugin_hidden(cfg))
         .with_hidden([opts.data.clone()])
@@ -500,6 +500,11 @@ fn write(
             "shard": cfg.shard.map(|s| s.to_string()),
         },
         "cells": records.len(),
+        // Where the strategies and the data came from (`embedded v0.1.0`, or a folder's path).
+        "sources": {
+            "strategies": cfg.strategy_dir.label(),
+            "tau_data": opts.source.label(),
+        },
         "runs_digest": crate::world::sha256_digest(&runs_doc),
         "tasks_digest": crate::world::sha256_digest(&tasks_doc),
         "tokenizer": "o200k_base",

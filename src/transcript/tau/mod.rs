@@ -32,6 +32,8 @@ pub use super::eval::BASELINE;
 pub struct Options {
     /// The data folder (`env/` and the runs file).
     pub data: PathBuf,
+    /// Where `data` came from (a folder, or the shipped data's copy), for the manifest.
+    pub source: crate::shipped::Source,
     /// The recorded runs (a τ-bench trajectory file).
     pub runs: PathBuf,
     /// Only these task ids (`None`: every task with a successful run).
@@ -44,16 +46,18 @@ pub struct Options {
 }
 
 impl Options {
-    /// The shipped data and runs, every task, every rule.
-    pub fn shipped() -> Options {
-        let data = crate::tau::data_dir();
-        Options {
+    /// The shipped data and runs ([`crate::tau::data_source`]), every task, every rule.
+    pub fn shipped() -> Result<Options, crate::tau::TauError> {
+        let source = crate::tau::data_source();
+        let data = crate::tau::data_dir_of(&source)?;
+        Ok(Options {
             runs: data.join(crate::tau::RUNS_FILE),
             data,
+            source,
             tasks: None,
             rules: vec![],
             user_model: None,
-        }
+        })
     }
 }
 
