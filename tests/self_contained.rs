@@ -299,3 +299,15 @@ fn runs_without_out_get_their_own_folder_and_latest_points_at_the_newest() {
     assert_eq!(target, std::fs::canonicalize(&runs[1]).expect("resolves"));
     assert!(second.contains(&runs[1].file_name().unwrap().to_string_lossy().into_owned()));
 }
+
+/// README is the user's guide; the detail lives in docs/ (issue 37: it had grown to 56 kB).
+#[test]
+fn the_readme_stays_a_guide() {
+    let len = std::fs::metadata(root().join("README.md"))
+        .expect("README.md")
+        .len();
+    assert!(
+        len < 50_000,
+        "README.md is {len} bytes; move detail to docs/ and link it (limit 50,000)"
+    );
+}
