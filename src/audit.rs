@@ -45,7 +45,8 @@ pub struct AuditRow {
     /// text keeps, of all uncertain operations.
     pub uncertain_kept: usize,
     pub uncertain_total: usize,
-    /// Rule violations of the checkpoint; `None` when the handoff is not a checkpoint.
+    /// Rule violations of the checkpoint (`rule at place: detail`); `None` when the handoff is
+    /// not a checkpoint.
     pub rule_violations: Option<Vec<String>>,
     /// A handoff that could not be built (a failing plug-in).
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -65,7 +66,7 @@ pub fn audit_handoff(at: &RestorePoint, h: &Handoff) -> AuditRow {
         rule_violations: h.checkpoint.as_ref().map(|cp| {
             rules::check(cp, at)
                 .into_iter()
-                .map(|v| format!("{} at {}", v.rule, v.at))
+                .map(|v| format!("{} at {}: {}", v.rule, v.at, v.detail))
                 .collect()
         }),
         ..Default::default()

@@ -51,6 +51,30 @@ pub struct Lexicon {
     pub author_attributes: WordList,
     pub quotation_elements: WordList,
     pub override_targets: OverrideTargets,
+    pub override_acts: OverrideActs,
+}
+
+/// The words of what a statement does to a rule (`src/provenance/acts.rs`).
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct OverrideActs {
+    pub rule_modals: WordList,
+    pub obligates: WordList,
+    pub revoke: WordList,
+    pub states: WordList,
+    pub present: WordList,
+    pub persist: WordList,
+    pub rule_nouns: WordList,
+    pub time_clauses: WordList,
+    pub defer: WordList,
+    pub concede: WordList,
+    pub authorise: WordList,
+    pub max_bound: WordList,
+    pub permit: WordList,
+    pub past_anchors: WordList,
+    pub retractions: WordList,
+    pub hypothetical: WordList,
+    pub declares: WordList,
 }
 
 /// The words that name each kind of thing an override can target.
@@ -97,6 +121,14 @@ impl WordList {
         self.any
             .find_overlapping_iter(lower)
             .any(|m| starts_word(lower, m.start()))
+    }
+
+    /// Every stretch of `lower` (byte ranges) where a word of the list starts a word.
+    pub fn word_matches<'a>(&'a self, lower: &'a str) -> impl Iterator<Item = (usize, usize)> + 'a {
+        self.any
+            .find_overlapping_iter(lower)
+            .filter(|m| starts_word(lower, m.start()))
+            .map(|m| (m.start(), m.end()))
     }
 
     /// The first position in `lower` where a word of the list (leading spaces trimmed) starts a
@@ -182,6 +214,17 @@ impl Lexicon {
             &self.override_targets.stop_condition,
             &self.override_targets.approval,
             &self.override_targets.reconcile,
+            &self.override_acts.rule_modals,
+            &self.override_acts.revoke,
+            &self.override_acts.defer,
+            &self.override_acts.concede,
+            &self.override_acts.authorise,
+            &self.override_acts.max_bound,
+            &self.override_acts.permit,
+            &self.override_acts.past_anchors,
+            &self.override_acts.retractions,
+            &self.override_acts.hypothetical,
+            &self.override_acts.declares,
         ]
         .into_iter()
         .flat_map(|l| l.iter())

@@ -18,8 +18,10 @@
 //! a place), `attribution` (the verdict on a span) and `qualities` (what a statement says of
 //! itself). This façade holds the two walks that tie them together, [`judge`] and [`span`].
 
+mod acts;
 mod attribution;
 mod find;
+mod kinds;
 mod lexicon;
 mod overrides;
 mod qualities;

@@ -12,68 +12,9 @@
 use crate::text::fold_case;
 
 use super::Presentation;
+pub use super::kinds::{OverrideKind, Target};
 use super::lexicon::has_word;
 use crate::lexicon::get as lex;
-
-/// What an override takes away.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, serde::Serialize)]
-#[serde(rename_all = "snake_case")]
-pub enum OverrideKind {
-    /// A constraint (a prohibition, a limit, a freeze) voided or weakened.
-    ConstraintWeakened,
-    /// A stop condition removed: work goes on where it must halt.
-    StopConditionRemoved,
-    /// An approval requirement or a reconcile / verify obligation removed.
-    ObligationRemoved,
-}
-
-impl OverrideKind {
-    /// The rule name `check-handoff`, the text rule check and the continuity eval report.
-    pub fn rule(self) -> &'static str {
-        match self {
-            OverrideKind::ConstraintWeakened => "constraint_weakened",
-            OverrideKind::StopConditionRemoved => "stop_condition_removed",
-            OverrideKind::ObligationRemoved => "obligation_removed",
-        }
-    }
-}
-
-/// What an override targets, in the statement's own words.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, serde::Serialize)]
-#[serde(rename_all = "snake_case")]
-pub enum Target {
-    Constraint,
-    StopCondition,
-    Approval,
-    Reconcile,
-}
-
-impl Target {
-    const ALL: [Target; 4] = [
-        Target::Constraint,
-        Target::StopCondition,
-        Target::Approval,
-        Target::Reconcile,
-    ];
-
-    fn kind(self) -> OverrideKind {
-        match self {
-            Target::Constraint => OverrideKind::ConstraintWeakened,
-            Target::StopCondition => OverrideKind::StopConditionRemoved,
-            Target::Approval | Target::Reconcile => OverrideKind::ObligationRemoved,
-        }
-    }
-
-    fn words(self) -> &'static crate::lexicon::WordList {
-        let t = &lex().override_targets;
-        match self {
-            Target::Constraint => &t.constraint,
-            Target::StopCondition => &t.stop_condition,
-            Target::Approval => &t.approval,
-            Target::Reconcile => &t.reconcile,
-        }
-    }
-}
 
 /// One override in a text.
 #[derive(Debug, Clone, PartialEq, serde::Serialize)]
@@ -141,19 +82,25 @@ pub fn overrides(text: &str) -> Vec<Override> {
                 .collect()
         })
     };
+    let rules: std::cell::OnceCell<Vec<super::acts::Rule>> = std::cell::OnceCell::new();
     all.iter()
-        .filter_map(|&(a, b)| {
+        .enumerate()
+        .filter_map(|(k, &(a, b))| {
             let s = &lower[a..b];
-            // Most statements revoke nothing: asked first, it spares them every other question.
-            let revoking = lex().override_revoke.first_word_start(s)?;
+            // A revoking phrase and what it revokes, in one statement.
+            let revoking = lex().override_revoke.first_word_start(s);
             let mut targets: Vec<Target> = Target::ALL
                 .into_iter()
-                .filter(|t| has_word(s, t.words()))
+                .filter(|t| revoking.is_some() && has_word(s, t.words()))
                 .collect();
             // A statement that itself prohibits ("we do not need the guests' names") states a
             // constraint; it lifts none in the constraint's own words.
             let prohibits = has_word(s, &lex().prohibitions);
-            if targets.is_empty() && !prohibits && has_word(s, &lex().override_naming) {
+            if targets.is_empty()
+                && revoking.is_some()
+                && !prohibits
+                && has_word(s, &lex().override_naming)
+            {
                 let own = content_words(s);
                 let names_one = obligations()
                     .iter()
@@ -162,7 +109,24 @@ pub fn overrides(text: &str) -> Vec<Override> {
                     targets.push(Target::Constraint);
                 }
             }
-            if targets.is_empty() || !is_current_instruction(s) {
+            // Otherwise, what the statement does to a rule of the text (sets it aside, defers
+            // it, does the act regardless, authorises what it forbids, raises its bound).
+            let mut declared = false;
+            if targets.is_empty() {
+                let (t, d) = super::acts::sets_aside(
+                    &lower,
+                    &all,
+                    k,
+                    rules.get_or_init(|| super::acts::rules(&lower, &all)),
+                )?;
+                targets = t;
+                declared = d;
+            }
+            let next = all
+                .get(k + 1)
+                .filter(|n| super::acts::same_paragraph(&lower, b, n.0))
+                .map(|n| &lower[n.0..n.1]);
+            if !is_current_instruction(s) || super::acts::dated_or_undone(s, next) {
                 return None;
             }
             // "S-30877 (bursar hold H-7712, waived by deferment FAD-2207)" under "never enrol
@@ -171,7 +135,7 @@ pub fn overrides(text: &str) -> Vec<Override> {
             // words, so one common word is not enough.
             // A sweeping override ("every hold rule is void, deferment or not") applies no
             // exception, whatever words it borrows from one.
-            let general = has_word(s, &lex().override_general);
+            let general = declared || has_word(s, &lex().override_general);
             let own = content_words(s);
             let applies_exception = !general
                 && exceptions().iter().any(|(at, words)| {
@@ -185,7 +149,11 @@ pub fn overrides(text: &str) -> Vec<Override> {
                 end: b,
                 targets,
                 general,
-                presentation: super::judge(text, open_quote(text, a).unwrap_or(a + revoking)),
+                presentation: super::judge(
+                    text,
+                    open_quote(text, a)
+                        .unwrap_or(a + revoking.unwrap_or(s.len() - s.trim_start().len())),
+                ),
                 statement: text[a..b].trim().to_string(),
             })
         })
@@ -195,6 +163,8 @@ pub fn overrides(text: &str) -> Vec<Override> {
 /// Whether a statement that revokes something says so now and outright: not a question, not a
 /// condition, not a past consideration, not a reminder that the obligation still holds.
 fn is_current_instruction(s: &str) -> bool {
+    // "Even if failures climb past 500, let it run" concedes; it sets no condition.
+    let s = &s.replace("even if", "even-if");
     let t = s
         .trim_start_matches(|c: char| c.is_whitespace() || "-*•>#0123456789.)[]".contains(c))
         .trim_start();

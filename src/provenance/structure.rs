@@ -234,7 +234,10 @@ pub(super) fn names_a_turn(head: &str) -> bool {
         return false;
     }
     let rest = lower[role.len()..].trim();
-    let kind = |w: &str| lex().message_kinds.iter().any(|k| k == w);
+    // A message's kind, or its role again (`user user: …`, an event whose kind is its role).
+    let kind = |w: &str| {
+        lex().message_kinds.iter().any(|k| k == w) || lex().speaker_roles.iter().any(|r| r == w)
+    };
     // `tool:find_x result`, `external:Acme Inc. report (PDF) call`: after a role's `:` comes the
     // name of who plays it, then at most the kind of message.
     if let Some(named) = rest.strip_prefix(':') {
