@@ -21,6 +21,11 @@ schema:
 run:
     cargo run --release -- run
 
+# Regenerate the golden outcomes (tests/golden/outcomes.tsv) and docs/predictions-vs-outcomes.md from the
+# default run; the commit that changes them must say why the outcomes changed.
+golden:
+    UPDATE_GOLDEN=1 cargo test --test golden -- --nocapture
+
 # Re-render the reports of a run folder without running a cell.
 report dir="reports/latest":
     cargo run --release -- report {{dir}}

@@ -15,8 +15,9 @@ use crate::state::{InterruptedState, Origin, RestorePoint, SourceEvent};
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct RuleViolation {
     /// `hypothesis_promoted`, `external_promoted`, `agent_attributed_to_user`,
-    /// `verification_raised`, `constraint_missing`, `operation_missing`, `unrecorded_omission`,
-    /// `evidence_dropped_not_stale`.
+    /// `verification_raised`, `constraint_missing`, `summary_constraint_missing`,
+    /// `operation_missing`, `unrecorded_omission`, `evidence_dropped_not_stale`,
+    /// `constraint_weakened`, `stop_condition_removed`, `obligation_removed`.
     pub rule: &'static str,
     /// Where: `statements[3]`, `operations`, `events[event-0007]`.
     pub at: String,
@@ -27,8 +28,78 @@ fn baseline_verified(e: &SourceEvent) -> bool {
     !matches!(e.kind, "hypothesis" | "report") && !matches!(e.origin, Origin::External(_))
 }
 
-/// Checks a checkpoint; an empty list means it obeys every rule checked.
+/// The handoff a destination receives, as the constraint rule reads it. The caller lays each text
+/// out as the destination reads it (`destination::layout::canonical`); the rule then compares
+/// words, case and white space folded.
+#[derive(Debug, Clone, Copy)]
+pub struct Received<'a> {
+    /// The whole handoff: a constraint anywhere in it (an original instruction, retained
+    /// evidence, a summary, a checkpoint statement) is carried.
+    pub whole: &'a str,
+    /// The part a compactor wrote, when the handoff holds other parts too (a governed handoff's
+    /// advisory summary): how a finding names it, and its text. A constraint the whole carries
+    /// but this part does not is `summary_constraint_missing`, never `constraint_missing`.
+    pub summary: Option<(&'a str, &'a str)>,
+}
+
+/// Where the constraint rule looks.
+#[derive(Clone, Copy)]
+enum Carried<'a> {
+    /// A checkpoint on its own (a file): its statements and stop conditions.
+    Statements,
+    /// The handoff as delivered.
+    Received(&'a Received<'a>),
+}
+
+/// Checks a checkpoint on its own; an empty list means it obeys every rule checked. Its
+/// constraints must be in its statements or stop conditions.
 pub fn check(cp: &Checkpoint, at: &RestorePoint) -> Vec<RuleViolation> {
+    check_in(cp, at, Carried::Statements)
+}
+
+/// Checks the handoff a strategy built — its checkpoint `cp` when it made one, else its text
+/// `own_text` — as the destination receives it (`received`): the constraint rule reads the
+/// whole delivered handoff; every other rule judges the strategy's own output.
+pub fn check_received(
+    cp: Option<&Checkpoint>,
+    own_text: &str,
+    received: &Received,
+    at: &RestorePoint,
+) -> Vec<RuleViolation> {
+    match cp {
+        Some(cp) => check_in(cp, at, Carried::Received(received)),
+        None => check_text_in(own_text, at, received),
+    }
+}
+
+/// `constraint_missing` for each graded constraint of `at` that `received` does not carry, and
+/// `summary_constraint_missing` for each that it carries only outside its compactor's part.
+fn constraint_rules(received: &Received, at: &RestorePoint, v: &mut Vec<RuleViolation>) {
+    let whole = normalize(received.whole);
+    let summary = received.summary.map(|(name, t)| (name, normalize(t)));
+    for (id, sentence) in at.graded_constraints() {
+        let words = normalize(&sentence);
+        if !whole.contains(&words) {
+            v.push(RuleViolation {
+                rule: "constraint_missing",
+                at: format!("events[{id}]"),
+                detail: format!("the user's constraint \"{sentence}\" is not carried"),
+            });
+        } else if let Some((name, part)) = &summary
+            && !part.contains(&words)
+        {
+            v.push(RuleViolation {
+                rule: "summary_constraint_missing",
+                at: format!("events[{id}]"),
+                detail: format!(
+                    "{name} does not carry the user's constraint \"{sentence}\" (the rest of the handoff does)"
+                ),
+            });
+        }
+    }
+}
+
+fn check_in(cp: &Checkpoint, at: &RestorePoint, carried: Carried) -> Vec<RuleViolation> {
     let state: &InterruptedState = &at.state;
     let mut v = Vec::new();
     let event = |id: &str| state.events.iter().find(|e| e.id == id);
@@ -143,21 +214,21 @@ pub fn check(cp: &Checkpoint, at: &RestorePoint) -> Vec<RuleViolation> {
     }
 
     // Active constraints must survive, with their words.
-    let all_text = normalize(
-        &cp.statements
-            .iter()
-            .map(|s| s.text.as_str())
-            .chain(cp.stop_conditions.iter().map(String::as_str))
-            .collect::<Vec<_>>()
-            .join("\n"),
-    );
-    for (id, sentence) in at.graded_constraints() {
-        if !all_text.contains(&normalize(&sentence)) {
-            v.push(RuleViolation {
-                rule: "constraint_missing",
-                at: format!("events[{id}]"),
-                detail: format!("the user's constraint \"{sentence}\" is not carried"),
-            });
+    match carried {
+        Carried::Received(r) => constraint_rules(r, at, &mut v),
+        Carried::Statements => {
+            let own = cp
+                .statements
+                .iter()
+                .map(|s| s.text.as_str())
+                .chain(cp.stop_conditions.iter().map(String::as_str))
+                .collect::<Vec<_>>()
+                .join("\n");
+            let r = Received {
+                whole: &own,
+                summary: None,
+            };
+            constraint_rules(&r, at, &mut v);
         }
     }
     // Non-terminal operations must survive, with a non-committed status.
@@ -334,19 +405,18 @@ pub fn check(cp: &Checkpoint, at: &RestorePoint) -> Vec<RuleViolation> {
 /// (`unrecorded_omission`, `evidence_dropped_not_stale`, `agent_attributed_to_user` by `ref`)
 /// need a checkpoint and are not checked on text.
 pub fn check_text(text: &str, at: &RestorePoint) -> Vec<RuleViolation> {
+    let received = Received {
+        whole: text,
+        summary: None,
+    };
+    check_text_in(text, at, &received)
+}
+
+fn check_text_in(text: &str, at: &RestorePoint, received: &Received) -> Vec<RuleViolation> {
     use crate::provenance::{self, Presentation};
     let state: &InterruptedState = &at.state;
-    let norm = normalize(text);
     let mut v = Vec::new();
-    for (id, sentence) in at.graded_constraints() {
-        if !norm.contains(&normalize(&sentence)) {
-            v.push(RuleViolation {
-                rule: "constraint_missing",
-                at: format!("events[{id}]"),
-                detail: format!("the user's constraint \"{sentence}\" is not carried"),
-            });
-        }
-    }
+    constraint_rules(received, at, &mut v);
     for e in state.events.iter().filter(|e| e.kind == "hypothesis") {
         // The hypothesis's own words, minus its hedge, as they would be carried.
         let words: Vec<&str> = e.text.split_whitespace().collect();

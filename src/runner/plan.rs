@@ -11,7 +11,7 @@ use std::sync::Arc;
 
 use super::clients::{self, Instances};
 use super::matrix::{CellSpec, HandoffKey, Matrix, PointKey, Unit, seed_scenario};
-use super::prepare::{FAIL_FAST_AFTER, Prepared, plugin_failing, prepare};
+use super::prepare::{FAIL_FAST_AFTER, Prepared, plugin_failing, prepare, rule_breaks, rule_check};
 use super::{RunConfig, RunError};
 use crate::delivery::GovSpec;
 use crate::destination::live::{LiveClient, ModelConfig};
@@ -529,11 +529,17 @@ impl<'a> Shared<'a> {
             if let (
                 Some(g),
                 Prepared::Ready {
-                    handoff, governed, ..
+                    handoff,
+                    governed,
+                    rule_violations,
+                    ..
                 },
             ) = (&gov, &mut prepared)
             {
                 let wrapped = crate::delivery::prepare(&j.at, g, handoff.clone())?;
+                // X's rules, with its constraints judged on what the destination receives.
+                let checked = rule_check(&wrapped.inner, &wrapped.delivered, &j.at);
+                *rule_violations = Some(rule_breaks(checked));
                 *handoff = wrapped.delivered.clone();
                 *governed = Some(Arc::new(wrapped));
             }
