@@ -287,10 +287,21 @@ fn of_a_rule(s: &str, i: usize, rules: &[Rule]) -> bool {
     if s[..i].matches('(').count() > s[..i].matches(')').count() {
         return false;
     }
-    let clause = s[..i]
-        .rsplit([',', ';', ':', '(', '—'])
-        .next()
-        .unwrap_or("");
+    // Words in parentheses do not name the clause's subject ("an unpaid reservation (hold) …
+    // is sufficient" is said of a reservation).
+    let mut depth = 0usize;
+    let bare: String = s[..i]
+        .chars()
+        .filter(|&c| {
+            match c {
+                '(' => depth += 1,
+                ')' => depth = depth.saturating_sub(1),
+                _ => return depth == 0,
+            }
+            false
+        })
+        .collect();
+    let clause = bare.rsplit([',', ';', ':', '—']).next().unwrap_or("");
     let opens = clause
         .split(|c: char| !c.is_alphanumeric() && c != '\'')
         .filter(|w| !w.is_empty())
