@@ -18,8 +18,9 @@ pub(super) struct Rule {
     /// Index of its statement.
     at: usize,
     stems: Vec<String>,
-    /// The words after its modality: what it requires or forbids ("the fraud screen" of "every
-    /// card payment must pass the fraud screen"), not what it regulates ("every card payment").
+    /// The words of its modality's clause: what it requires or forbids ("the fraud screen" of
+    /// "every card payment must pass the fraud screen"), not what it regulates ("every card
+    /// payment").
     duty: Vec<String>,
     /// A prohibition or a restriction (`never`, `may not`, `may only`, `no …`): an act it forbids
     /// can be authorised.
@@ -55,7 +56,12 @@ pub(super) fn rules(lower: &str, all: &[(usize, usize)]) -> Vec<Rule> {
                 .word_matches(s)
                 .map(|(i, _)| i)
                 .min()
-                .map_or_else(|| stems(s), |i| stems(&s[i..]));
+                // … up to the end of the modal's clause: "what you really need (updated
+                // 2026) our experience: officers prefer a ticket" requires no ticket.
+                .map_or_else(
+                    || stems(s),
+                    |i| stems(s[i..].split([',', ';', ':', '(']).next().unwrap_or("")),
+                );
             Rule {
                 at: k,
                 stems: stems(s),
