@@ -122,4 +122,15 @@ impl Episode {
     pub fn reward_against(&self, gt_data_hash: String) -> Reward {
         reward::judge(self.db.hash(), gt_data_hash, &self.task, &self.messages)
     }
+
+    /// The reward against a task's ground truth: the same as [`Self::reward_against`] its hash,
+    /// without hashing a final database that equals the ground truth's.
+    pub fn reward_against_truth(&self, gt: &reward::GroundTruth) -> Reward {
+        reward::judge(
+            gt.hash_of(&self.db),
+            gt.hash().to_string(),
+            &self.task,
+            &self.messages,
+        )
+    }
 }

@@ -32,7 +32,7 @@ pub use error::TauError;
 pub use replay::{
     Call, ReplayedCall, ReplayedRun, Run, load_runs, replay_all, replay_run, write_jsonl,
 };
-pub use reward::{Reward, ground_truth_db, ground_truth_hash, judge, output_said};
+pub use reward::{GroundTruth, Reward, ground_truth_db, ground_truth_hash, judge, output_said};
 pub use task::{Action, Task, load_policy, load_tasks};
 pub use tools::{TOOL_NAMES, ends_episode, invoke};
 

@@ -143,8 +143,8 @@ pub struct ReplayedRun {
     pub calls: Vec<ReplayedCall>,
 }
 
-/// Replays `run` given the hash of its ground-truth database.
-fn replay_with(env: &Env, run: &Run, gt_data_hash: String) -> ReplayedRun {
+/// Replays `run` given its ground truth.
+fn replay_with(env: &Env, run: &Run, gt: &reward::GroundTruth) -> ReplayedRun {
     let mut episode = env.episode(run.task.clone());
     let calls = run
         .calls
@@ -155,7 +155,7 @@ fn replay_with(env: &Env, run: &Run, gt_data_hash: String) -> ReplayedRun {
             output: episode.step(&c.tool, &c.args).output,
         })
         .collect();
-    let r = episode.reward_against(gt_data_hash);
+    let r = episode.reward_against_truth(gt);
     ReplayedRun {
         task_id: run.task_id,
         trial: run.trial,
@@ -170,21 +170,20 @@ pub fn replay_run(env: &Env, run: &Run) -> ReplayedRun {
     replay_with(
         env,
         run,
-        reward::ground_truth_hash(env.fresh_db(), &run.task.actions),
+        &reward::GroundTruth::of(env.fresh_db(), &run.task.actions),
     )
 }
 
 /// Replays every run; the ground truth of runs with the same actions is computed once.
 pub fn replay_all(env: &Env, runs: &[Run]) -> Vec<ReplayedRun> {
-    let mut gt: HashMap<String, String> = HashMap::new();
+    let mut gt: HashMap<String, reward::GroundTruth> = HashMap::new();
     runs.iter()
         .map(|run| {
             let key = serde_json::to_string(&run.task.actions).unwrap_or_default();
-            let hash = gt
+            let truth = gt
                 .entry(key)
-                .or_insert_with(|| reward::ground_truth_hash(env.fresh_db(), &run.task.actions))
-                .clone();
-            replay_with(env, run, hash)
+                .or_insert_with(|| reward::GroundTruth::of(env.fresh_db(), &run.task.actions));
+            replay_with(env, run, truth)
         })
         .collect()
 }

@@ -4,7 +4,7 @@
 //! — each output appears in some message of the agent to the customer (lower-cased, with the
 //! message's commas removed). The reward is 1 when both hold.
 //!
-//! Owns: [`Reward`], [`ground_truth_hash`], [`output_said`], [`judge`]. Must not: run the
+//! Owns: [`Reward`], [`ground_truth_hash`], [`GroundTruth`], [`output_said`], [`judge`]. Must not: run the
 //! agent's calls (the episode does) or read files.
 
 use serde::Serialize;
@@ -50,6 +50,41 @@ pub fn ground_truth_hash(fresh: &Db, actions: &[Action]) -> String {
     ground_truth_db(fresh, actions).hash()
 }
 
+/// A task's ground truth: its database and that database's hash, computed once per task.
+///
+/// Why keep the database: an episode whose final database equals it has its hash too, so the
+/// reward compares the two databases (key order aside, `1` is not `1.0`, as the hash's text
+/// distinguishes) and hashes only a database that differs — on a run where most continuations
+/// succeed, a reward costs one comparison instead of printing and hashing the whole database.
+#[derive(Debug, Clone)]
+pub struct GroundTruth {
+    db: Db,
+    hash: String,
+}
+
+impl GroundTruth {
+    /// The ground truth of `actions` on `fresh`.
+    pub fn of(fresh: &Db, actions: &[Action]) -> GroundTruth {
+        let db = ground_truth_db(fresh, actions);
+        let hash = db.hash();
+        GroundTruth { db, hash }
+    }
+
+    /// Its database's hash.
+    pub fn hash(&self) -> &str {
+        &self.hash
+    }
+
+    /// The hash of `db`: this one's when the two are equal, else computed.
+    pub fn hash_of(&self, db: &Db) -> String {
+        if *db == self.db {
+            self.hash.clone()
+        } else {
+            db.hash()
+        }
+    }
+}
+
 /// Whether `output` is in one of the agent's `messages`: `output.lower()` is a substring of
 /// `message.lower()` with commas removed (the output's own commas are kept, as in the
 /// reference).
@@ -87,5 +122,33 @@ pub fn judge<S: AsRef<str>>(
         outputs,
         data_hash,
         gt_data_hash,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn db(amount: Value) -> Db {
+        Db::from_tables(
+            json!({}),
+            json!({}),
+            json!({"u1": {"payment_methods": {"gc": {"source": "gift_card", "amount": amount}},
+                          "reservations": []}}),
+        )
+    }
+
+    #[test]
+    fn a_ground_truths_hash_of_a_database_is_that_databases_hash() {
+        let gt = GroundTruth::of(&db(json!(100)), &[]);
+        // Equal: the ground truth's own hash, without hashing.
+        assert_eq!(gt.hash_of(&db(json!(100))), db(json!(100)).hash());
+        // Different, and `1` is not `1.0`, as in τ-bench's hash text.
+        for other in [json!(99), json!(100.0)] {
+            assert_ne!(db(other.clone()), db(json!(100)));
+            assert_eq!(gt.hash_of(&db(other.clone())), db(other).hash());
+            assert_ne!(gt.hash_of(&db(json!(100.0))), gt.hash());
+        }
     }
 }

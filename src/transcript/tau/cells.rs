@@ -188,8 +188,8 @@ struct Continued {
     live: Option<crate::record::LiveStats>,
 }
 
-fn from_followed(f: Followed, gt: &str) -> Continued {
-    let reward = f.episode.reward_against(gt.to_string());
+fn from_followed(f: Followed, gt: &tau::GroundTruth) -> Continued {
+    let reward = f.episode.reward_against_truth(gt);
     Continued {
         m: TauMeasures {
             tool_calls: f.tool_calls,
@@ -207,8 +207,8 @@ fn from_followed(f: Followed, gt: &str) -> Continued {
     }
 }
 
-fn from_lived(l: Lived, gt: &str) -> Continued {
-    let reward = l.episode.reward_against(gt.to_string());
+fn from_lived(l: Lived, gt: &tau::GroundTruth) -> Continued {
+    let reward = l.episode.reward_against_truth(gt);
     Continued {
         m: TauMeasures {
             tool_calls: l.tool_calls,
@@ -295,12 +295,14 @@ pub fn run(cfg: &RunConfig, opts: &Options) -> Result<Outcome, TranscriptError> 
     let mut records = Sink::open(cfg, kept)?;
     let rt = crate::runtime::runtime()
         .map_err(|e| TranscriptError::Usage(format!("cannot start the async runtime: {e}")))?;
-    let mut gt: BTreeMap<i64, String> = BTreeMap::new();
+    let mut gt: BTreeMap<i64, std::sync::Arc<tau::GroundTruth>> = BTreeMap::new();
     for (t, run) in &runs {
         outcome.runs += 1;
         let gt_hash = gt
             .entry(run.task_id)
-            .or_insert_with(|| tau::ground_truth_hash(env.fresh_db(), &run.task.actions))
+            .or_insert_with(|| {
+                std::sync::Arc::new(tau::GroundTruth::of(env.fresh_db(), &run.task.actions))
+            })
             .clone();
         let operator_tokens = t.system.as_deref().map(crate::tokens::count).unwrap_or(0);
         let chosen = cuts(t, &rule, None)
