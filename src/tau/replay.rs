@@ -6,7 +6,6 @@
 //! [`write_jsonl`]. Must not: compare with anything recorded (a test or a caller does), or
 //! print to the terminal.
 
-use std::collections::HashMap;
 use std::path::Path;
 
 use serde::{Deserialize, Serialize};
@@ -174,15 +173,20 @@ pub fn replay_run(env: &Env, run: &Run) -> ReplayedRun {
     )
 }
 
-/// Replays every run; the ground truth of runs with the same actions is computed once.
+/// Replays every run; the ground truth of consecutive runs with the same actions is computed once.
 pub fn replay_all(env: &Env, runs: &[Run]) -> Vec<ReplayedRun> {
-    let mut gt: HashMap<String, reward::GroundTruth> = HashMap::new();
+    // One ground truth at a time (runs come task by task): each holds a whole database.
+    let mut gt: Option<(String, reward::GroundTruth)> = None;
     runs.iter()
         .map(|run| {
             let key = serde_json::to_string(&run.task.actions).unwrap_or_default();
-            let truth = gt
-                .entry(key)
-                .or_insert_with(|| reward::GroundTruth::of(env.fresh_db(), &run.task.actions));
+            if gt.as_ref().is_none_or(|(k, _)| *k != key) {
+                gt = Some((
+                    key,
+                    reward::GroundTruth::of(env.fresh_db(), &run.task.actions),
+                ));
+            }
+            let (_, truth) = gt.as_ref().expect("set just above");
             replay_with(env, run, truth)
         })
         .collect()

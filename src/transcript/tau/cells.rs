@@ -6,7 +6,7 @@
 //! Owns the loop, `--resume` and `--shard` for these cells, and record building. Must not:
 //! decide what a destination does (`follow`, `live`) or render the report.
 
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::BTreeSet;
 use std::sync::Arc;
 
 use serde_json::json;
@@ -295,15 +295,20 @@ pub fn run(cfg: &RunConfig, opts: &Options) -> Result<Outcome, TranscriptError> 
     let mut records = Sink::open(cfg, kept)?;
     let rt = crate::runtime::runtime()
         .map_err(|e| TranscriptError::Usage(format!("cannot start the async runtime: {e}")))?;
-    let mut gt: BTreeMap<i64, std::sync::Arc<tau::GroundTruth>> = BTreeMap::new();
+    // One task's ground truth at a time (runs come task by task): a ground truth holds a whole
+    // database, and keeping every task's would multiply the run's memory by the tasks.
+    let mut gt: Option<(i64, std::sync::Arc<tau::GroundTruth>)> = None;
     for (t, run) in &runs {
         outcome.runs += 1;
-        let gt_hash = gt
-            .entry(run.task_id)
-            .or_insert_with(|| {
-                std::sync::Arc::new(tau::GroundTruth::of(env.fresh_db(), &run.task.actions))
-            })
-            .clone();
+        let gt_hash = match &gt {
+            Some((id, truth)) if *id == run.task_id => truth.clone(),
+            _ => {
+                let truth =
+                    std::sync::Arc::new(tau::GroundTruth::of(env.fresh_db(), &run.task.actions));
+                gt = Some((run.task_id, truth.clone()));
+                truth
+            }
+        };
         let operator_tokens = t.system.as_deref().map(crate::tokens::count).unwrap_or(0);
         let chosen = cuts(t, &rule, None)
             .into_iter()
