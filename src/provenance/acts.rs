@@ -80,6 +80,23 @@ pub(super) fn rules(lower: &str, all: &[(usize, usize)]) -> Vec<Rule> {
         .collect()
 }
 
+/// Whether statement `s` holds a word of some act at all: most statements hold none, and the
+/// text's rules are read only when one does.
+pub(super) fn may_act(s: &str) -> bool {
+    let acts = &lex().override_acts;
+    [
+        &acts.declares,
+        &acts.revoke,
+        &lex().override_revoke,
+        &acts.defer,
+        &acts.concede,
+        &acts.authorise,
+        &acts.permit,
+    ]
+    .iter()
+    .any(|l| has_word(s, l))
+}
+
 /// What statement `k` does to a rule of the text, when it sets one aside: the targets of the
 /// rule it acts on, and whether it sweeps (an override declared in so many words).
 pub(super) fn sets_aside(
@@ -96,10 +113,9 @@ pub(super) fn sets_aside(
     if is_record(lower, a, b) || s.trim_end().ends_with(['…']) || s.trim_end().ends_with("...") {
         return None;
     }
-    // A statement a checkpoint labels as a constraint states one ("[constraint · user · verified]
-    // Workstations you can contain directly").
-    let t = s.trim_start_matches(|c: char| c.is_whitespace() || "-*•>".contains(c));
-    if t.starts_with("[constraint") || t.starts_with("[stop") {
+    // A statement its label files as a rule states one ("[constraint · user · verified]
+    // Workstations you can contain directly", "[policy] …").
+    if labelled_a_rule(s) {
         return None;
     }
     if has_word(s, &acts.declares) {
@@ -113,18 +129,17 @@ pub(super) fn sets_aside(
             .override_revoke
             .word_matches(s)
             .any(|(i, _)| of_a_rule(s, i, rules));
-    // Putting an obligation off is an override when something is done now in its place
-    // ("let him go home now; the doctor will sign tomorrow"); "we'll run prod tomorrow evening"
-    // only schedules.
-    let defers = has_word(s, &acts.defer);
     let concedes = has_word(s, &acts.concede) && has_word(s, &acts.persist);
     let authorises = has_word(s, &acts.authorise);
     let quantities = quantities(s);
     let raises = has_word(s, &acts.permit) && !quantities.is_empty();
+    // Putting an obligation off is an override when something is done now in its place
+    // ("let him go home now; the doctor will sign tomorrow"); "we'll run prod tomorrow evening"
+    // only schedules.
     let done_now = |t: &str| {
         has_word(t, &acts.authorise) || has_word(t, &acts.concede) || has_word(t, &acts.present)
     };
-    let defers = defers
+    let defers = has_word(s, &acts.defer)
         && (revokes
             || done_now(s)
             || (k > 0
@@ -137,29 +152,23 @@ pub(super) fn sets_aside(
     // back to it ("Go ahead and send it").
     // The act's own words are not what it acts on: "set status: suspended" shares only the
     // cue's word with "suspending a job needs approval", and suspends no rule.
-    let cue: Vec<String> = [
+    let cues: Vec<(usize, usize)> = [
         &acts.revoke,
         &lex().override_revoke,
         &acts.defer,
         &acts.concede,
     ]
     .into_iter()
-    .flat_map(|l| l.word_matches(s).flat_map(|(i, j)| stems(&s[i..j])))
+    .flat_map(|l| l.word_matches(s))
     .collect();
+    let cue: Vec<String> = cues.iter().flat_map(|&(i, j)| stems(&s[i..j])).collect();
     let mut own: Vec<String> = stems(s).into_iter().filter(|w| !cue.contains(w)).collect();
     // Outside its cues, a statement that obliges or forbids states a rule of its own ("we do
     // not need the guests' names"); one whose cue is inside a clause of time states when
     // ("0142d waits until reporting v1 is retired").
     let mut rest = s.to_string();
-    for l in [
-        &acts.revoke,
-        &lex().override_revoke,
-        &acts.defer,
-        &acts.concede,
-    ] {
-        for (i, j) in l.word_matches(s) {
-            rest.replace_range(i..j, &" ".repeat(j - i));
-        }
+    for &(i, j) in &cues {
+        rest.replace_range(i..j, &" ".repeat(j - i));
     }
     if (revokes || defers || concedes)
         && !authorises
@@ -200,7 +209,15 @@ pub(super) fn sets_aside(
     // A rule on the statement's own line is the same message's: its speaker qualifies it
     // ("Contain only hosts with a confirmed C2 connection. Workstations you can contain
     // directly"), they do not set it aside.
-    let own_line = |r: &Rule| !lower[all[r.at].1.min(a)..a.max(all[r.at].1)].contains('\n');
+    let own_line = |r: &Rule| {
+        let (ra, rb) = all[r.at];
+        let between = if rb <= a {
+            &lower[rb..a]
+        } else {
+            &lower[b..ra]
+        };
+        !between.contains('\n')
+    };
     let candidates = rules
         .iter()
         .filter(|r| r.at != k && Some(r.at) != before && !own_line(r));
@@ -219,6 +236,22 @@ pub(super) fn sets_aside(
         }
     }
     hit.map(|r| (r.targets.clone(), false))
+}
+
+/// Whether `s` opens with a label (`[constraint · user · verified] …`) whose first field names a
+/// rule in one of the lexicon's target words for constraints and stop conditions.
+fn labelled_a_rule(s: &str) -> bool {
+    let t = s.trim_start_matches(|c: char| c.is_whitespace() || "-*•>".contains(c));
+    let Some(label) = t
+        .strip_prefix('[')
+        .and_then(|r| r.split_once(']'))
+        .map(|(l, _)| l)
+    else {
+        return false;
+    };
+    let kind = label.split(['·', '|', ',']).next().unwrap_or("").trim();
+    let t = &lex().override_targets;
+    has_word(kind, &t.constraint) || has_word(kind, &t.stop_condition)
 }
 
 /// Whether statement `s` is dated in the past or undone by `next` (the statement after it in

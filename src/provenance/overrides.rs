@@ -113,6 +113,9 @@ pub fn overrides(text: &str) -> Vec<Override> {
             // it, does the act regardless, authorises what it forbids, raises its bound).
             let mut declared = false;
             if targets.is_empty() {
+                if !super::acts::may_act(s) {
+                    return None;
+                }
                 let (t, d) = super::acts::sets_aside(
                     &lower,
                     &all,
