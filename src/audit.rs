@@ -3,14 +3,14 @@
 //! as an instruction, only quoted or marked, or dropped; judged locally by `provenance`), uncertain
 //! operations with their key and status — its tokens at restore,
 //! and the checkpoint rule checks. It reads only the handoff text and checkpoint, never the
-//! strategy's id, and runs no destination.
+//! strategy's id, and runs no destination. Owns [`rule_check`], the rules on a handoff as the
+//! destination receives it, which a run, `check-handoff` and the audit all report.
 
 use std::path::Path;
 use std::sync::Arc;
 
 use serde::Serialize;
 
-use crate::checkpoint::rules;
 use crate::handoff::Handoff;
 use crate::provenance::{self, Presentation};
 use crate::scenario::{FactKind, Scenario, normalize};
@@ -63,8 +63,9 @@ pub fn audit_handoff(at: &RestorePoint, h: &Handoff) -> AuditRow {
         interrupt: at.interrupt.point.clone(),
         strategy: h.strategy.clone(),
         tokens_at_restore: h.tokens_at_restore,
-        rule_violations: h.checkpoint.as_ref().map(|cp| {
-            rules::check(cp, at)
+        // The rules as a run reports them (the constraint rule reads the handoff whole).
+        rule_violations: h.checkpoint.as_ref().map(|_| {
+            rule_check(h, h, at)
                 .into_iter()
                 .map(|v| format!("{} at {}: {}", v.rule, v.at, v.detail))
                 .collect()
@@ -121,6 +122,31 @@ pub fn audit_handoff(at: &RestorePoint, h: &Handoff) -> AuditRow {
         }
     }
     row
+}
+
+/// Seed 003 §9.2's rules on the handoff `own` a strategy built, as the destination receives it
+/// (`delivered`: `own` itself, or the governed rendering that holds `own` as its advisory
+/// summary). A checkpoint gets every rule, a text the rules checkable on text; the constraint
+/// rule reads `delivered` whole, after the destination's canonical layout, and a constraint only
+/// the compactor's own part of a governed handoff lacks is `summary_constraint_missing`.
+pub fn rule_check(
+    own: &Handoff,
+    delivered: &Handoff,
+    at: &RestorePoint,
+) -> Vec<crate::checkpoint::rules::RuleViolation> {
+    use crate::checkpoint::rules::{Received, check_received};
+    use crate::destination::layout::canonical;
+    let whole = canonical(&delivered.text);
+    let summary = delivered.advisory.as_ref().map(|a| canonical(&a.summary));
+    let name = format!(
+        "the advisory summary (strategy `{}`'s handoff)",
+        own.strategy
+    );
+    let received = Received {
+        whole: &whole,
+        summary: summary.as_deref().map(|s| (name.as_str(), s)),
+    };
+    check_received(own.checkpoint.as_ref(), &own.text, &received, at)
 }
 
 /// Audits every scenario × interrupt point × strategy.

@@ -9,11 +9,12 @@
 use std::path::Path;
 use std::sync::Arc;
 
+use compaction_eval::audit::rule_check;
 use compaction_eval::checkpoint::rules::RuleViolation;
 use compaction_eval::delivery::{self, GovSpec};
 use compaction_eval::destination::layout::canonical;
 use compaction_eval::handoff::{Handoff, render_text};
-use compaction_eval::runner::{self, RunConfig, rule_check};
+use compaction_eval::runner::{self, RunConfig};
 use compaction_eval::scenario::volume::{RUN_SCALES, Scale, expand, volume_seed};
 use compaction_eval::scenario::{self, Scenario};
 use compaction_eval::state::RestorePoint;

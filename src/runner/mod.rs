@@ -49,5 +49,5 @@ pub use matrix::{
 pub use plan::{
     Plan, ReceiptFault, check_inputs, plan, plan_with, plugin_hidden, select_scenarios,
 };
-pub use prepare::{FAIL_FAST_AFTER, Prepared, rule_check};
+pub use prepare::{FAIL_FAST_AFTER, Prepared};
 pub use signals::stop_on_signals;

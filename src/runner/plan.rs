@@ -11,8 +11,9 @@ use std::sync::Arc;
 
 use super::clients::{self, Instances};
 use super::matrix::{CellSpec, HandoffKey, Matrix, PointKey, Unit, seed_scenario};
-use super::prepare::{FAIL_FAST_AFTER, Prepared, plugin_failing, prepare, rule_breaks, rule_check};
+use super::prepare::{FAIL_FAST_AFTER, Prepared, plugin_failing, prepare, rule_breaks};
 use super::{RunConfig, RunError};
+use crate::audit::rule_check;
 use crate::delivery::GovSpec;
 use crate::destination::live::{LiveClient, ModelConfig};
 use crate::destination::sim_kind;

@@ -92,38 +92,13 @@ fn prepare_unguarded(
         }));
     }
     // Checkpoints get every seed-003 §9.2 rule; text handoffs the rules checkable on text.
-    let rule_violations = Some(rule_breaks(rule_check(&h, &h, at)));
+    let rule_violations = Some(rule_breaks(crate::audit::rule_check(&h, &h, at)));
     Ok(Prepared::Ready {
         upgrades: crate::upgrades::provenance_upgrades(at, &h),
         handoff: Arc::new(h),
         rule_violations,
         governed: None,
     })
-}
-
-/// Seed 003 §9.2's rules on the handoff `own` a strategy built, as the destination receives it
-/// (`delivered`: `own` itself, or the governed rendering that holds `own` as its advisory
-/// summary). A checkpoint gets every rule, a text the rules checkable on text; the constraint
-/// rule reads `delivered` whole, after the destination's canonical layout, and a constraint only
-/// the compactor's own part of a governed handoff lacks is `summary_constraint_missing`.
-pub fn rule_check(
-    own: &Handoff,
-    delivered: &Handoff,
-    at: &RestorePoint,
-) -> Vec<crate::checkpoint::rules::RuleViolation> {
-    use crate::checkpoint::rules::{Received, check_received};
-    use crate::destination::layout::canonical;
-    let whole = canonical(&delivered.text);
-    let summary = delivered.advisory.as_ref().map(|a| canonical(&a.summary));
-    let name = format!(
-        "the advisory summary (strategy `{}`'s handoff)",
-        own.strategy
-    );
-    let received = Received {
-        whole: &whole,
-        summary: summary.as_deref().map(|s| (name.as_str(), s)),
-    };
-    check_received(own.checkpoint.as_ref(), &own.text, &received, at)
 }
 
 /// Rule violations as a record holds them.

@@ -25,7 +25,7 @@ pub fn run(dir: &Source, args: &CheckHandoffArgs) -> Result<i32, Error> {
             let h = strategy_registry(&args.strategy_dir)?
                 .with_hidden(hidden(dir))
                 .handoff(id, &state)?;
-            crate::runner::rule_check(&h, &h, &state)
+            crate::audit::rule_check(&h, &h, &state)
         }
         (None, Some(file)) => crate::checkpoint::rules::check(&read_checkpoint(file)?, &state),
         (None, None) => return Err(Error::Usage("give --strategy or --checkpoint".into())),
