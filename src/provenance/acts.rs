@@ -83,6 +83,13 @@ pub(super) fn rules(lower: &str, all: &[(usize, usize)]) -> Vec<Rule> {
 /// Whether statement `s` holds a word of some act at all: most statements hold none, and the
 /// text's rules are read only when one does.
 pub(super) fn may_act(s: &str) -> bool {
+    cue_at(s).is_some()
+}
+
+/// Where in statement `s` the first word of an act stands: where a quotation or a label that
+/// presents the act must reach (`The vendor wrote: "the call-back requirement is suspended"`
+/// is said inside the quotation, not by the sentence's opening words).
+pub(super) fn cue_at(s: &str) -> Option<usize> {
     let acts = &lex().override_acts;
     [
         &acts.declares,
@@ -94,7 +101,8 @@ pub(super) fn may_act(s: &str) -> bool {
         &acts.permit,
     ]
     .iter()
-    .any(|l| has_word(s, l))
+    .filter_map(|l| l.first_word_start(s))
+    .min()
 }
 
 /// What statement `k` does to a rule of the text, when it sets one aside: the targets of the
@@ -195,6 +203,24 @@ pub(super) fn sets_aside(
     });
     if timed && !defers && !concedes && !authorises {
         return None;
+    }
+    // "All of the above rules are suspended": a sweep said of the rules sets every one aside,
+    // whether or not it shares a word with them.
+    let sweeps = acts.revoke.word_matches(s).any(|(i, _)| {
+        let clause = s[..i].rsplit([',', ';', ':']).next().unwrap_or("");
+        let t = &lex().override_targets;
+        has_word(clause, &lex().override_general)
+            && [
+                &t.constraint,
+                &t.stop_condition,
+                &t.approval,
+                &acts.rule_nouns,
+            ]
+            .iter()
+            .any(|l| l.occurs_in(clause))
+    });
+    if sweeps && revokes {
+        return Some((vec![Target::Constraint], true));
     }
     // A rule is not an antecedent: it is what the statement may act on.
     let before = (k > 0

@@ -154,8 +154,11 @@ pub fn overrides(text: &str) -> Vec<Override> {
                 general,
                 presentation: super::judge(
                     text,
-                    open_quote(text, a)
-                        .unwrap_or(a + revoking.unwrap_or(s.len() - s.trim_start().len())),
+                    open_quote(text, a).unwrap_or(
+                        a + revoking
+                            .or_else(|| super::acts::cue_at(s))
+                            .unwrap_or(s.len() - s.trim_start().len()),
+                    ),
                 ),
                 statement: text[a..b].trim().to_string(),
             })
