@@ -129,9 +129,126 @@ pub fn write(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
     Ok(())
 }
 
+/// A file under the simulated disk budget, for [`write_streamed`]'s buffered writer.
+struct Budgeted(std::fs::File);
+
+impl Write for Budgeted {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        write_all(&mut self.0, buf)?;
+        Ok(buf.len())
+    }
+    fn flush(&mut self) -> std::io::Result<()> {
+        self.0.flush()
+    }
+}
+
+/// As [`write`], for a file written in pieces by `fill` (a page of tens of megabytes is never
+/// held whole): the pieces go to the temporary file, which replaces `path` only when `fill`
+/// succeeded and its bytes differ from the file's.
+pub fn write_streamed(
+    path: &Path,
+    fill: impl FnOnce(&mut dyn Write) -> std::io::Result<()>,
+) -> std::io::Result<()> {
+    let tmp = temporary(path);
+    let written = std::fs::File::create(&tmp).and_then(|f| {
+        let mut w = std::io::BufWriter::with_capacity(1 << 16, Budgeted(f));
+        fill(&mut w)?;
+        let f = w.into_inner().map_err(|e| e.into_error())?;
+        f.0.sync_all()
+    });
+    if let Err(e) = written {
+        let _ = std::fs::remove_file(&tmp);
+        return Err(e);
+    }
+    if same_bytes(&tmp, path) {
+        return std::fs::remove_file(&tmp);
+    }
+    if let Err(e) = std::fs::rename(&tmp, path) {
+        let _ = std::fs::remove_file(&tmp);
+        return Err(e);
+    }
+    if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty())
+        && let Ok(d) = std::fs::File::open(dir)
+    {
+        let _ = d.sync_all();
+    }
+    Ok(())
+}
+
+/// Whether two files hold the same bytes, read a block at a time.
+fn same_bytes(a: &Path, b: &Path) -> bool {
+    use std::io::Read;
+    let (Ok(ma), Ok(mb)) = (std::fs::metadata(a), std::fs::metadata(b)) else {
+        return false;
+    };
+    if !mb.is_file() || ma.len() != mb.len() {
+        return false;
+    }
+    let (Ok(fa), Ok(fb)) = (std::fs::File::open(a), std::fs::File::open(b)) else {
+        return false;
+    };
+    let (mut ra, mut rb) = (std::io::BufReader::new(fa), std::io::BufReader::new(fb));
+    let (mut ba, mut bb) = (vec![0u8; 1 << 16], vec![0u8; 1 << 16]);
+    loop {
+        let n = match ra.read(&mut ba) {
+            Ok(n) => n,
+            Err(_) => return false,
+        };
+        if n == 0 {
+            return true;
+        }
+        if rb.read_exact(&mut bb[..n]).is_err() || ba[..n] != bb[..n] {
+            return false;
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_streamed_file_is_replaced_whole_kept_when_unchanged_and_untouched_when_its_writer_fails() {
+        let d = std::env::temp_dir().join(format!("ce-durable-streamed-{}", std::process::id()));
+        std::fs::create_dir_all(&d).expect("dir");
+        let p = d.join("viewer.html");
+        write_streamed(&p, |w| {
+            w.write_all(b"head ")?;
+            w.write_all(b"tail")
+        })
+        .expect("write");
+        assert_eq!(std::fs::read(&p).expect("read"), b"head tail");
+        let mtime = || {
+            std::fs::metadata(&p)
+                .and_then(|m| m.modified())
+                .expect("mtime")
+        };
+        let before = mtime();
+        std::thread::sleep(std::time::Duration::from_millis(20));
+        write_streamed(&p, |w| w.write_all(b"head tail")).expect("same bytes");
+        assert_eq!(before, mtime(), "unchanged bytes are not written again");
+        let failed = write_streamed(&p, |w| {
+            w.write_all(b"half")?;
+            Err(std::io::Error::other("the writer failed"))
+        });
+        assert!(failed.is_err());
+        assert_eq!(
+            std::fs::read(&p).expect("read"),
+            b"head tail",
+            "the old file stays"
+        );
+        let left: Vec<_> = std::fs::read_dir(&d)
+            .expect("list")
+            .filter_map(|e| e.ok())
+            .map(|e| e.file_name())
+            .collect();
+        assert_eq!(
+            left,
+            vec![std::ffi::OsString::from("viewer.html")],
+            "no temporary left"
+        );
+        let _ = std::fs::remove_dir_all(&d);
+    }
 
     #[test]
     fn a_file_is_replaced_whole_and_unchanged_bytes_are_not_rewritten() {

@@ -634,3 +634,31 @@ fn three_shards_merged_equal_the_unsharded_run() {
         .code(2)
         .stderr(predicate::str::contains("`shard` must be K/N"));
 }
+
+/// The page written from the folder a member at a time is the page of the whole folder read at
+/// once, and it holds what a reader needs: every cell, and the conversation of the cells
+/// embedded, with model-written text escaped.
+#[test]
+fn the_viewer_streamed_from_the_folder_equals_the_page_of_the_folder_read_whole() {
+    let scen = one_scenario();
+    let out = tmp().join("run");
+    let mut args = small_run(&out, 2);
+    args.extend(["--scenario-dir".to_string(), scen.display().to_string()]);
+    cli().args(&args).assert().success();
+    let records =
+        compaction_eval::record::read_records(&out.join("results.jsonl")).expect("records");
+    let entries = compaction_eval::conversation::read(&out).expect("entries");
+    let handoffs = compaction_eval::conversation::handoffs(&out).expect("handoffs");
+    assert_eq!(entries.len(), records.len());
+    let whole = compaction_eval::viewer::page(&records, entries, &handoffs);
+    let streamed = std::fs::read_to_string(out.join("viewer.html")).expect("page");
+    assert!(
+        streamed == whole,
+        "the streamed page differs from the page read whole"
+    );
+    assert!(streamed.contains("\"n\":16"), "every cell is in the page");
+    assert!(
+        !streamed.contains("</script><"),
+        "no script element is closed by data"
+    );
+}

@@ -235,24 +235,66 @@ pub fn handoffs(dir: &Path) -> Result<BTreeMap<String, Handoff>, LogError> {
 }
 
 fn lines<T: serde::de::DeserializeOwned>(path: &Path) -> Result<Vec<T>, LogError> {
-    let path = path.to_path_buf();
-    let bytes = match std::fs::read(&path) {
-        Ok(b) => b,
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(Vec::new()),
-        Err(source) => return Err(LogError::Io { path, source }),
+    let mut out = Vec::new();
+    each(path, |_, x: T| {
+        out.push(x);
+        Ok(())
+    })?;
+    Ok(out)
+}
+
+/// Calls `f` with each whole entry of the file at `path` and its place (0 for the first), in
+/// the order they were written, reading one member at a time: what a reader holds is one
+/// entry, never the file (a run of 44,000 cells writes hundreds of megabytes of them). A
+/// missing file has none; a torn last member is left out, as [`read`] leaves it.
+pub fn each<T: serde::de::DeserializeOwned>(
+    path: &Path,
+    mut f: impl FnMut(usize, T) -> Result<(), LogError>,
+) -> Result<(), LogError> {
+    use std::io::BufRead;
+    let file = match std::fs::File::open(path) {
+        Ok(file) => file,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(()),
+        Err(source) => {
+            return Err(LogError::Io {
+                path: path.to_path_buf(),
+                source,
+            });
+        }
     };
-    let (lines, _) = members(&bytes);
-    lines
-        .iter()
-        .enumerate()
-        .map(|(i, l)| {
-            serde_json::from_str(l).map_err(|e| LogError::Corrupt {
-                path: path.clone(),
-                entry: i + 1,
+    let mut reader = std::io::BufReader::with_capacity(1 << 16, file);
+    let mut n = 0usize;
+    let mut text = String::new();
+    loop {
+        match reader.fill_buf() {
+            Ok(b) if b.is_empty() => break,
+            Ok(_) => {}
+            Err(source) => {
+                return Err(LogError::Io {
+                    path: path.to_path_buf(),
+                    source,
+                });
+            }
+        }
+        text.clear();
+        // A member that does not decode whole is a torn tail: it and anything after it is left out.
+        if flate2::bufread::GzDecoder::new(&mut reader)
+            .read_to_string(&mut text)
+            .is_err()
+        {
+            break;
+        }
+        for line in text.lines() {
+            let x = serde_json::from_str(line).map_err(|e| LogError::Corrupt {
+                path: path.to_path_buf(),
+                entry: n + 1,
                 message: e.to_string(),
-            })
-        })
-        .collect()
+            })?;
+            f(n, x)?;
+            n += 1;
+        }
+    }
+    Ok(())
 }
 
 /// The entry of `cell` in run folder `dir` (the last one written, as a rerun's replaces the

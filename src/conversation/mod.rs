@@ -24,7 +24,7 @@ pub mod log;
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
-pub use log::{FILE, HANDOFFS, Log, LogError, find, handoffs, read};
+pub use log::{FILE, HANDOFFS, Log, LogError, each, find, handoffs, read};
 
 /// The cell an entry belongs to: the record's identity ([`crate::record::CellId`]), as JSON.
 pub type Cell = crate::record::CellId;

@@ -141,7 +141,7 @@ pub fn summarize(all: &[RunRecord]) -> Summary {
 /// The ranking's pairwise tests are at level `alpha` and every interval at `1 − alpha`. Transcript cells go to [`Summary::transcripts`] only.
 pub fn summarize_at(all: &[RunRecord], alpha: f64) -> Summary {
     let scenario_records = scenario_cells(all);
-    let records = scenario_records.as_slice();
+    let records = &*scenario_records;
     let mut order: Vec<(String, String)> = Vec::new();
     let mut by_sm: BTreeMap<(String, String), Vec<&RunRecord>> = BTreeMap::new();
     let mut by_smi: BTreeMap<(String, String, String), Vec<&RunRecord>> = BTreeMap::new();

@@ -58,8 +58,12 @@ pub fn check_count(
     Ok(())
 }
 
-/// The records of scenario cells (what every section but the transcript one reads).
-pub fn scenario_cells(records: &[RunRecord]) -> Vec<RunRecord> {
+/// The records of scenario cells (what every section but the transcript one reads): the
+/// records themselves when every one is (the usual run), so a report holds them once.
+pub fn scenario_cells(records: &[RunRecord]) -> std::borrow::Cow<'_, [RunRecord]> {
+    if records.iter().all(|r| r.source == Source::Scenario) {
+        return std::borrow::Cow::Borrowed(records);
+    }
     records
         .iter()
         .filter(|r| r.source == Source::Scenario)

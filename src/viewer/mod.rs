@@ -22,7 +22,8 @@ use std::path::Path;
 
 use serde_json::{Value, json};
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
+use std::io::Write;
 
 use crate::conversation::{self, Entry, Handoff};
 use crate::record::{RunRecord, Status};
@@ -157,70 +158,119 @@ fn priority(r: &RunRecord) -> u8 {
     }
 }
 
-/// The page's data: one object per cell, the handoffs the embedded cells name, and the health of
-/// the live destinations.
-fn data(records: &[RunRecord], entries: Vec<Entry>, handoffs: &BTreeMap<String, Handoff>) -> Value {
-    let mut by_cell: BTreeMap<conversation::Cell, Entry> = BTreeMap::new();
-    for e in entries {
-        // The last entry of a cell wins (a rerun's).
-        by_cell.insert(e.cell.clone(), e);
-    }
+/// What the page embeds, chosen from the sizes of the folder's entries before any is kept:
+/// the record index → the entry's place in the conversations file, and the handoffs shown.
+struct Choice {
+    entries: BTreeMap<usize, usize>,
+    handoffs: BTreeSet<String>,
+}
+
+/// An entry as the choice reads it: its place in the file, its serialised size and its
+/// handoff's digest.
+struct Sized {
+    place: usize,
+    size: usize,
+    handoff: Option<String>,
+}
+
+/// Which cells' conversations (and which handoffs) fit [`EMBED_LIMIT`], in [`priority`] order;
+/// the last entry of a cell wins (a rerun's).
+fn choose(
+    records: &[RunRecord],
+    by_cell: &BTreeMap<conversation::Cell, Sized>,
+    handoff_sizes: &BTreeMap<String, usize>,
+) -> Choice {
     let mut order: Vec<usize> = (0..records.len()).collect();
     order.sort_by_key(|&i| (priority(&records[i]), i));
     let mut budget = EMBED_LIMIT;
-    let mut embedded: BTreeMap<usize, &Entry> = BTreeMap::new();
-    let mut shown: BTreeMap<&str, &Handoff> = BTreeMap::new();
+    let mut entries = BTreeMap::new();
+    let mut handoffs: BTreeSet<String> = BTreeSet::new();
     for i in order {
         let r = &records[i];
         let Some(e) = r.conversation.as_ref().and_then(|_| by_cell.get(&r.id())) else {
             continue;
         };
-        let handoff = e.handoff.as_deref().and_then(|d| handoffs.get(d));
-        let new_handoff = handoff.filter(|h| !shown.contains_key(h.digest.as_str()));
-        let size = serde_json::to_string(e).map(|t| t.len()).unwrap_or(0)
-            + new_handoff
-                .and_then(|h| serde_json::to_string(&h.messages).ok())
-                .map(|t| t.len())
-                .unwrap_or(0);
+        let new_handoff = e
+            .handoff
+            .as_deref()
+            .filter(|d| !handoffs.contains(*d))
+            .and_then(|d| handoff_sizes.get(d).map(|n| (d, *n)));
+        let size = e.size + new_handoff.map(|(_, n)| n).unwrap_or(0);
         if size > budget {
             continue;
         }
         budget -= size;
-        if let Some(h) = new_handoff {
-            shown.insert(&h.digest, h);
+        if let Some((d, _)) = new_handoff {
+            handoffs.insert(d.to_string());
         }
-        embedded.insert(i, e);
+        entries.insert(i, e.place);
     }
-    let cells: Vec<Value> = records
-        .iter()
-        .enumerate()
-        .map(|(i, r)| {
-            let entry = embedded.get(&i).copied();
-            let requests: Vec<Value> = entry
-                .map(|e| {
-                    (0..e.exchanges.len())
-                        .filter_map(|k| e.request(k))
-                        .collect()
-                })
-                .unwrap_or_default();
-            json!({
-                "n": i + 1,
-                "scenario": r.scenario, "scale": r.scale, "interrupt": r.interrupt,
-                "strategy": r.strategy, "model": r.model, "rep": r.rep,
-                "status": match r.status { Status::Ok => "ok", Status::Errored => "errored" },
-                "outcome": outcome(r),
-                "error_class": r.error_class.map(|c| c.as_str()).unwrap_or(""),
-                "error": r.error,
-                "metrics": r.metrics,
-                "live": r.diagnostics.live,
-                "explanation": explain(r),
-                "entry": entry,
-                "saved": r.conversation.is_some(),
-                // The last request whole: what the model saw at its last turn.
-                "last_request": requests.last(),
-            })
+    Choice { entries, handoffs }
+}
+
+/// One cell's object in the page's data.
+fn cell_value(i: usize, r: &RunRecord, entry: Option<&Entry>) -> Value {
+    let requests: Vec<Value> = entry
+        .map(|e| {
+            (0..e.exchanges.len())
+                .filter_map(|k| e.request(k))
+                .collect()
         })
-        .collect();
+        .unwrap_or_default();
+    json!({
+        "n": i + 1,
+        "scenario": r.scenario, "scale": r.scale, "interrupt": r.interrupt,
+        "strategy": r.strategy, "model": r.model, "rep": r.rep,
+        "status": match r.status { Status::Ok => "ok", Status::Errored => "errored" },
+        "outcome": outcome(r),
+        "error_class": r.error_class.map(|c| c.as_str()).unwrap_or(""),
+        "error": r.error,
+        "metrics": r.metrics,
+        "live": r.diagnostics.live,
+        "explanation": explain(r),
+        "entry": entry,
+        "saved": r.conversation.is_some(),
+        // The last request whole: what the model saw at its last turn.
+        "last_request": requests.last(),
+    })
+}
+
+/// The page's data, written in pieces: `{"cells": [...], "handoffs": {...}, "health": [...]}`,
+/// one object per cell, the handoffs the embedded cells name, the live destinations' health.
+/// Each piece is redacted and escaped on its own ([`piece`]), which gives the bytes the whole
+/// object would: redaction and escaping act inside strings, and no string spans two pieces.
+fn write_data(
+    out: &mut dyn Write,
+    records: &[RunRecord],
+    entries: &BTreeMap<usize, String>,
+    choice: &Choice,
+    handoffs: &BTreeMap<String, String>,
+) -> std::io::Result<()> {
+    out.write_all(b"{\"cells\":[")?;
+    for (i, r) in records.iter().enumerate() {
+        if i > 0 {
+            out.write_all(b",")?;
+        }
+        // Kept as text and read again here: an entry's structure takes several times its text.
+        let entry: Option<Entry> = choice
+            .entries
+            .get(&i)
+            .and_then(|place| entries.get(place))
+            .and_then(|t| serde_json::from_str(t).ok());
+        out.write_all(piece(&cell_value(i, r, entry.as_ref())).as_bytes())?;
+    }
+    // The handoffs shown, by digest (hex: a key needs no escaping), each read from its text.
+    out.write_all(b"],\"handoffs\":{")?;
+    for (k, (digest, messages)) in handoffs.iter().enumerate() {
+        if k > 0 {
+            out.write_all(b",")?;
+        }
+        let v: Value = serde_json::from_str(messages).unwrap_or(Value::Null);
+        out.write_all(piece(&Value::String(digest.clone())).as_bytes())?;
+        out.write_all(b":")?;
+        out.write_all(piece(&v).as_bytes())?;
+    }
+    out.write_all(b"}")?;
     let health: Vec<Value> = crate::health::assess(records)
         .iter()
         .map(|h| {
@@ -228,15 +278,25 @@ fn data(records: &[RunRecord], entries: Vec<Entry>, handoffs: &BTreeMap<String, 
                 "warning": h.warning()})
         })
         .collect();
-    let handoffs: BTreeMap<&str, &Vec<Value>> =
-        shown.iter().map(|(d, h)| (*d, &h.messages)).collect();
-    json!({"cells": cells, "handoffs": handoffs, "health": health})
+    out.write_all(b",\"health\":")?;
+    out.write_all(piece(&Value::Array(health)).as_bytes())?;
+    out.write_all(b"}")
+}
+
+/// One piece of the page's data: redacted ([`crate::secrets::json_line`]) and escaped as
+/// [`script_json`] escapes.
+fn piece(v: &Value) -> String {
+    escape_script(&crate::secrets::json_line(v))
 }
 
 /// JSON that cannot end a `<script>` element nor be read as markup: `<`, `>`, `&`, U+2028 and
 /// U+2029 as `\uXXXX` escapes (the same string for `JSON.parse`).
 pub fn script_json(v: &Value) -> String {
-    let text = serde_json::to_string(v).unwrap_or_else(|_| "null".into());
+    escape_script(&serde_json::to_string(v).unwrap_or_else(|_| "null".into()))
+}
+
+/// JSON text with `<`, `>`, `&`, U+2028 and U+2029 written as `\uXXXX` escapes.
+fn escape_script(text: &str) -> String {
     let mut out = String::with_capacity(text.len() + 64);
     for ch in text.chars() {
         match ch {
@@ -251,24 +311,109 @@ pub fn script_json(v: &Value) -> String {
     out
 }
 
-/// The page for these records and conversation entries.
+/// The page for these records, conversation entries (in the order written) and handoffs.
 pub fn page(
     records: &[RunRecord],
     entries: Vec<Entry>,
     handoffs: &BTreeMap<String, Handoff>,
 ) -> String {
-    let data = crate::secrets::json_line(&data(records, entries, handoffs));
-    let data: Value = serde_json::from_str(&data).unwrap_or(Value::Null);
-    TEMPLATE.replace("/*DATA*/", &script_json(&data))
+    let mut by_cell = BTreeMap::new();
+    for (place, e) in entries.iter().enumerate() {
+        by_cell.insert(e.cell.clone(), sized(place, e));
+    }
+    let sizes = handoffs
+        .iter()
+        .map(|(d, h)| (d.clone(), messages_size(h)))
+        .collect();
+    let choice = choose(records, &by_cell, &sizes);
+    let kept: BTreeMap<usize, String> = entries
+        .iter()
+        .enumerate()
+        .filter_map(|(place, e)| serde_json::to_string(e).ok().map(|t| (place, t)))
+        .collect();
+    let shown: BTreeMap<String, String> = handoffs
+        .iter()
+        .filter(|(d, _)| choice.handoffs.contains(*d))
+        .filter_map(|(d, h)| {
+            serde_json::to_string(&h.messages)
+                .ok()
+                .map(|t| (d.clone(), t))
+        })
+        .collect();
+    let mut out = Vec::new();
+    let (head, tail) = template();
+    out.extend_from_slice(head.as_bytes());
+    // Writing to memory does not fail.
+    let _ = write_data(&mut out, records, &kept, &choice, &shown);
+    out.extend_from_slice(tail.as_bytes());
+    String::from_utf8(out).unwrap_or_default()
 }
 
-/// Writes `DIR/viewer.html` from the folder's records and conversations.
+fn sized(place: usize, e: &Entry) -> Sized {
+    Sized {
+        place,
+        size: serde_json::to_string(e).map(|t| t.len()).unwrap_or(0),
+        handoff: e.handoff.clone(),
+    }
+}
+
+fn messages_size(h: &Handoff) -> usize {
+    serde_json::to_string(&h.messages)
+        .map(|t| t.len())
+        .unwrap_or(0)
+}
+
+/// The template before and after the data's place.
+fn template() -> (&'static str, &'static str) {
+    TEMPLATE.split_once("/*DATA*/").unwrap_or((TEMPLATE, ""))
+}
+
+/// Writes `DIR/viewer.html` from the folder's records and conversations, reading the
+/// conversations file twice (once for the sizes that choose what is embedded, once for the
+/// entries chosen) and writing the page in pieces: what it holds is the embedded part (at most
+/// [`EMBED_LIMIT`] of text), never every cell's conversation.
 pub fn write(dir: &Path, records: &[RunRecord]) -> Result<(), ViewerError> {
-    let entries = conversation::read(dir)?;
-    let handoffs = conversation::handoffs(dir)?;
-    let html = page(records, entries, &handoffs);
+    let conversations = dir.join(conversation::FILE);
+    let handoffs_file = dir.join(conversation::HANDOFFS);
+    let mut by_cell = BTreeMap::new();
+    conversation::each(&conversations, |place, e: Entry| {
+        by_cell.insert(e.cell.clone(), sized(place, &e));
+        Ok(())
+    })?;
+    let mut sizes = BTreeMap::new();
+    conversation::each(&handoffs_file, |_, h: Handoff| {
+        sizes.insert(h.digest.clone(), messages_size(&h));
+        Ok(())
+    })?;
+    let choice = choose(records, &by_cell, &sizes);
+    drop(by_cell);
+    let wanted: BTreeSet<usize> = choice.entries.values().copied().collect();
+    let mut entries = BTreeMap::new();
+    conversation::each(&conversations, |place, e: Entry| {
+        if wanted.contains(&place)
+            && let Ok(t) = serde_json::to_string(&e)
+        {
+            entries.insert(place, t);
+        }
+        Ok(())
+    })?;
+    let mut shown = BTreeMap::new();
+    conversation::each(&handoffs_file, |_, h: Handoff| {
+        if choice.handoffs.contains(&h.digest)
+            && let Ok(t) = serde_json::to_string(&h.messages)
+        {
+            shown.insert(h.digest, t);
+        }
+        Ok(())
+    })?;
     let path = dir.join(FILE);
-    crate::durable::write(&path, html.as_bytes()).map_err(|source| ViewerError::Io { path, source })
+    let (head, tail) = template();
+    crate::durable::write_streamed(&path, |out| {
+        out.write_all(head.as_bytes())?;
+        write_data(out, records, &entries, &choice, &shown)?;
+        out.write_all(tail.as_bytes())
+    })
+    .map_err(|source| ViewerError::Io { path, source })
 }
 
 /// The page: style, the data's place (`/*DATA*/`) and the script that renders it.

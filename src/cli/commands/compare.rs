@@ -14,8 +14,8 @@ use crate::runner::read_records;
 pub fn run(args: &CompareArgs) -> Result<i32, Error> {
     let (base, cand) = (&args.base_dir, &args.cand_dir);
     // Paired comparisons are over scenario cells (transcript cells carry no scenario metrics).
-    let b = scenario_cells(&read_records(&base.join("results.jsonl"))?);
-    let c = scenario_cells(&read_records(&cand.join("results.jsonl"))?);
+    let b = scenario_cells(&read_records(&base.join("results.jsonl"))?).into_owned();
+    let c = scenario_cells(&read_records(&cand.join("results.jsonl"))?).into_owned();
     let comps = paired_comparisons(&b, &c, &compare::metrics());
     let md = compare::markdown(
         Side {
