@@ -522,6 +522,11 @@ pub struct BenchArgs {
     /// Where the benchmark's run folder goes.
     #[arg(long)]
     pub out: Option<PathBuf>,
+    /// Growth instead of the per-scale table: whole `run` processes at these multiples of the
+    /// matrix (`1x,4x,16x`: its repetitions times each), at the first `--scale`, with each
+    /// one's CPU and peak resident memory.
+    #[arg(long, value_delimiter = ',')]
+    pub cells: Option<Vec<String>>,
 }
 
 #[derive(Debug, Args)]

@@ -267,7 +267,7 @@ pub fn each<T: serde::de::DeserializeOwned>(
     let mut text = String::new();
     loop {
         match reader.fill_buf() {
-            Ok(b) if b.is_empty() => break,
+            Ok([]) => break,
             Ok(_) => {}
             Err(source) => {
                 return Err(LogError::Io {

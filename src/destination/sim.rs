@@ -390,7 +390,12 @@ type SourceRead = (String, String, Object, String);
 
 type ReadCache = Vec<(std::sync::Weak<Scenario>, String, Arc<Vec<SourceRead>>)>;
 
-/// [`replay_source_reads`], computed once per scenario (the same `Arc`, still alive) and point.
+/// At most this many points' source reads are kept: cells come point by point, and a run's
+/// every point kept would hold the reads of the whole matrix (tens of megabytes at `40k`).
+const SOURCE_READS_KEPT: usize = 16;
+
+/// [`replay_source_reads`], computed once per scenario (the same `Arc`, still alive) and point
+/// among the points most recently asked.
 fn source_reads(s: &Arc<Scenario>, it: &Interrupt) -> Arc<Vec<SourceRead>> {
     static CACHE: Mutex<ReadCache> = Mutex::new(Vec::new());
     let key = format!("{}\u{0}{}", it.point, it.after);
@@ -403,6 +408,9 @@ fn source_reads(s: &Arc<Scenario>, it: &Interrupt) -> Arc<Vec<SourceRead>> {
             return r.clone();
         }
         let r = Arc::new(replay_source_reads(s, it));
+        if cache.len() >= SOURCE_READS_KEPT {
+            cache.remove(0);
+        }
         cache.push((Arc::downgrade(s), key, r.clone()));
         return r;
     }

@@ -14,7 +14,8 @@ use super::cell::{self, run_cell};
 use super::error::io;
 use super::journal::{JOURNAL, Journal, in_cell_order, read_records, repair_tail, write_records};
 use super::{
-    CellId, Counts, Matrix, Plan, Reporter, RunConfig, RunError, RunEvent, RunRecord, Status,
+    CellId, Counts, Matrix, Plan, PointKey, Reporter, RunConfig, RunError, RunEvent, RunRecord,
+    Status,
 };
 use crate::destination::live::{LiveClient, RetryNotice};
 
@@ -119,7 +120,29 @@ pub fn execute(
     }
     let todo_owned: Arc<Vec<usize>> = Arc::new(todo);
     let total = todo_owned.len();
-    let shared = Arc::new(cell::Shared::new(plan, cfg));
+    // Each point's cells still to run: a point is dropped after its last.
+    let mut per_point: BTreeMap<PointKey, usize> = BTreeMap::new();
+    for &ci in todo_owned.iter() {
+        if let Some(c) = cells.get(ci) {
+            *per_point
+                .entry(PointKey {
+                    scenario: c.scenario,
+                    point: c.point.clone(),
+                })
+                .or_default() += 1;
+        }
+    }
+    let shared = Arc::new(cell::Shared::new(plan, cfg, per_point));
+    // The points not built yet are built on a thread of their own while cells run.
+    let builder = (!plan.pending.is_empty()).then(|| {
+        shared.stream.spawn(
+            plan.builder.clone(),
+            plan.pending.clone(),
+            plan.scenarios.clone(),
+            cfg.concurrency,
+            cfg.out.clone(),
+        )
+    });
     let mut written = 0usize;
     let mut write_err: Option<RunError> = None;
     let mut counts = Counts {
@@ -148,10 +171,18 @@ pub fn execute(
                 loop {
                     let i = next.fetch_add(1, Ordering::Relaxed);
                     let Some(&ci) = todo.get(i) else { break };
+                    let Some(spec) = cells.get(ci) else { break };
+                    let pk = PointKey {
+                        scenario: spec.scenario,
+                        point: spec.point.clone(),
+                    };
+                    // A point that will never be built (the builder failed) ends the worker.
+                    if !shared.stream.ready(&pk).await {
+                        break;
+                    }
                     if tx.send(Msg::Started(i)).is_err() {
                         break;
                     }
-                    let Some(spec) = cells.get(ci) else { break };
                     // Each cell is its own task, so a panic in it is caught and recorded.
                     let task = tokio::spawn({
                         let (shared, spec) = (shared.clone(), spec.clone());
@@ -168,6 +199,7 @@ pub fn execute(
                             shared.panicked(&spec, payload)
                         }
                     };
+                    shared.stream.finished(&pk);
                     if tx.send(Msg::Finished(i, Box::new(rec))).is_err() {
                         break;
                     }
@@ -242,6 +274,21 @@ pub fn execute(
     });
     for client in plan.live.values() {
         client.set_retry_hook(None);
+    }
+    // A run that ended early stops the builder; one that ran every cell lets it finish the
+    // points no cell of this run needed (their continuity rows), as the whole plan would.
+    if counts.finished < total {
+        shared.stream.cancel();
+    }
+    if let Some(b) = builder
+        && b.join().is_err()
+    {
+        return Err(RunError::Harness(
+            "the thread building handoffs panicked".into(),
+        ));
+    }
+    if let Some(e) = shared.stream.failure() {
+        return Err(e);
     }
     if let Some(e) = write_err {
         return Err(e);

@@ -221,9 +221,18 @@ pub fn write_manifest(cfg: &RunConfig, plan: &Plan) -> Result<(), RunError> {
 /// delivered) and `policies/<policy digest>.json`, so `inspect-context
 /// OUT/policies/D.json --store OUT/artifacts` re-checks any cell's context from the folder.
 fn write_governed(cfg: &RunConfig, plan: &Plan) -> Result<(), RunError> {
-    let artifacts = cfg.out.join("artifacts");
-    let policies = cfg.out.join("policies");
-    for p in plan.handoffs.values() {
+    write_governed_of(&cfg.out, plan.handoffs.values())
+}
+
+/// [`write_governed`] for some handoffs (a point's, as the stream builds it) into run folder
+/// `out`.
+pub(super) fn write_governed_of<'a>(
+    out: &Path,
+    handoffs: impl Iterator<Item = &'a Prepared>,
+) -> Result<(), RunError> {
+    let artifacts = out.join("artifacts");
+    let policies = out.join("policies");
+    for p in handoffs {
         let Prepared::Ready {
             governed: Some(g), ..
         } = p

@@ -10,12 +10,15 @@
 //! concurrency. The runner emits typed [`RunEvent`]s to a [`Reporter`] and never prints.
 //!
 //! The parts, in the order a run uses them: [`config`] (what to run), [`plan`] (the named stages
-//! that build a [`Plan`]: scenarios at their scales, clients and strategies, restore points,
-//! handoffs, the continuity rows, the [`Matrix`]), [`prepare`] (one handoff, restored and
-//! checked), [`execute`] (workers, the journal, cell order), [`cell`] (one cell), [`journal`]
+//! that build a [`Plan`]: scenarios at their scales, clients and strategies, the [`Matrix`] and
+//! each interrupt point's work), [`build`] (a point's restore point, handoffs and continuity
+//! rows), [`prepare`] (one handoff, restored and checked), [`stream`] (points built while cells
+//! run, a few ahead, and dropped after their last cell, so a run's memory does not grow with
+//! its cells), [`execute`] (workers, the journal, cell order), [`cell`] (one cell), [`journal`]
 //! (reading and writing record files), [`folder`] (the manifest and the other files of a run
 //! folder), [`events`] and [`error`].
 
+mod build;
 mod cell;
 mod clients;
 mod config;
@@ -31,8 +34,10 @@ pub mod merge;
 mod plan;
 mod prepare;
 mod signals;
+mod stream;
 
 pub use crate::record::{CellId, RecordError, RunRecord, Status};
+pub use build::Builder;
 pub use cell::run_cell;
 pub use clients::{live_model, load_secrets, preflight};
 pub use config::{RunConfig, Shard, ShardError};
@@ -47,7 +52,8 @@ pub use matrix::{
     CellSpec, HandoffKey, Matrix, PointKey, cell_seed, identity, record_identity, seed_scenario,
 };
 pub use plan::{
-    Plan, ReceiptFault, check_inputs, plan, plan_with, plugin_hidden, select_scenarios,
+    Plan, ReceiptFault, check_inputs, plan, plan_streaming, plan_with, plugin_hidden,
+    select_scenarios,
 };
 pub use prepare::{FAIL_FAST_AFTER, Prepared};
 pub use signals::stop_on_signals;

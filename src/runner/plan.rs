@@ -9,15 +9,14 @@
 use std::collections::{BTreeMap, BTreeSet};
 use std::sync::Arc;
 
+use super::build::{Builder, Group, JobSpec};
 use super::clients::{self, Instances};
 use super::matrix::{CellSpec, HandoffKey, Matrix, PointKey, Unit, seed_scenario};
-use super::prepare::{FAIL_FAST_AFTER, Prepared, plugin_failing, prepare, rule_breaks};
+use super::prepare::{FAIL_FAST_AFTER, Prepared};
 use super::{RunConfig, RunError};
-use crate::audit::rule_check;
 use crate::delivery::GovSpec;
 use crate::destination::live::{LiveClient, ModelConfig};
 use crate::destination::sim_kind;
-use crate::record::ErrorClass;
 use crate::scenario::volume::{Scale, expand, volume_seed};
 use crate::scenario::{self, Scenario};
 use crate::state::RestorePoint;
@@ -90,6 +89,13 @@ pub struct Plan {
     /// Where every cell's conversation goes (`OUT/conversations.jsonl.gz`, opened by the first
     /// cell); a write that failed is in its `failure`.
     pub conversations: Arc<crate::conversation::Log>,
+    /// Every interrupt point of the matrix, in matrix order.
+    pub order: Vec<PointKey>,
+    /// The points not built yet, in matrix order (a streaming plan's: `execute` builds them
+    /// while cells run); `points`, `handoffs`, `history` and `continuity` hold the others.
+    pub(super) pending: Vec<Group>,
+    /// What builds the pending points.
+    pub builder: Arc<Builder>,
 }
 
 impl Plan {
@@ -227,13 +233,31 @@ pub fn check_inputs(cfg: &RunConfig) -> Result<Vec<Arc<Scenario>>, RunError> {
     Ok(scenarios)
 }
 
-/// Expands the matrix and builds the shared restore points and handoffs, stage by stage.
+/// Expands the matrix and builds every restore point and handoff, stage by stage (what tests
+/// and tools that read a plan's handoffs use; a run streams them, [`plan_streaming`]).
 pub fn plan(cfg: &RunConfig) -> Result<Plan, RunError> {
     plan_with(cfg, select_scenarios(cfg)?)
 }
 
 /// [`plan`] with the run's scenarios already selected ([`check_inputs`] returns them).
 pub fn plan_with(cfg: &RunConfig, selected: Vec<Arc<Scenario>>) -> Result<Plan, RunError> {
+    plan_stages(cfg, selected, usize::MAX)
+}
+
+/// The plan of a run that builds its points as its cells need them: the first
+/// [`FAIL_FAST_AFTER`] points are built here (a plug-in that fails every one of its first
+/// handoffs stops the run before anything is written), the rest by [`super::execute`] while
+/// cells run, a few points ahead of them (`Plan::pending`).
+pub fn plan_streaming(cfg: &RunConfig, selected: Vec<Arc<Scenario>>) -> Result<Plan, RunError> {
+    plan_stages(cfg, selected, FAIL_FAST_AFTER)
+}
+
+/// The plan, with its first `build_now` points built.
+fn plan_stages(
+    cfg: &RunConfig,
+    selected: Vec<Arc<Scenario>>,
+    build_now: usize,
+) -> Result<Plan, RunError> {
     clients::load_secrets(cfg);
     let mut notes = Vec::new();
     let scaled = scaled_scenarios(cfg, selected, &mut notes)?;
@@ -259,30 +283,46 @@ pub fn plan_with(cfg: &RunConfig, selected: Vec<Arc<Scenario>>) -> Result<Plan, 
             if shared.full() {
                 break 'scenarios;
             }
-            shared.interrupt_point(si, s, *scale, &it.point)?;
+            shared.interrupt_point(si, s, *scale, &it.point);
         }
     }
-    shared.build_all(cfg.concurrency, cfg.fail_fast)?;
     let cells = shared.matrix(cfg);
     let selected = select_cells(cfg, &cells);
-    Ok(Plan {
+    let live_models = instances.live_models.clone();
+    let mut groups = std::mem::take(&mut shared.groups);
+    let order: Vec<PointKey> = groups.iter().map(|g| g.key.clone()).collect();
+    let pending = groups.split_off(build_now.min(groups.len()));
+    let windowed = shared.windowed;
+    let builder = Arc::new(Builder::new(registry, instances, shared.strategies));
+    let built = builder.build(&groups, cfg.concurrency, cfg.fail_fast)?;
+    let mut plan = Plan {
         scales: scaled.iter().map(|(_, sc)| *sc).collect(),
         scenarios,
-        history: shared.history,
+        history: BTreeMap::new(),
         windows,
         notes,
         cells: Arc::new(cells),
         selected: Arc::new(selected),
-        points: shared.points,
-        handoffs: shared.handoffs,
-        continuity: shared.continuity,
+        points: BTreeMap::new(),
+        handoffs: BTreeMap::new(),
+        continuity: Vec::new(),
         live,
-        live_models: instances.live_models.clone(),
+        live_models,
         panic_cell: None,
         receipt_fault: None,
-        windowed: shared.windowed,
+        windowed,
         conversations: Arc::new(crate::conversation::Log::new(&cfg.out, cfg.resume)),
-    })
+        order,
+        pending,
+        builder,
+    };
+    for b in built {
+        plan.history.insert(b.key.clone(), b.history);
+        plan.points.insert(b.key, b.at);
+        plan.continuity.extend(b.continuity);
+        plan.handoffs.extend(b.handoffs);
+    }
+    Ok(plan)
 }
 
 /// The matrix indices a run folder holds: every one, or the shard's.
@@ -295,22 +335,16 @@ fn select_cells(cfg: &RunConfig, cells: &Matrix) -> Vec<usize> {
     }
 }
 
-/// What the plan builds once and cells share, as it grows point by point (in matrix order: the
-/// cells of a unit are its models × repetitions, so `--limit` stops building where the matrix
-/// is cut).
-struct Shared<'a> {
-    registry: &'a Registry,
-    instances: &'a Instances,
+/// The matrix as the plan grows it point by point (in matrix order: the cells of a unit are its
+/// models × repetitions, so `--limit` stops where the matrix is cut), and each point's work.
+struct Shared {
     /// Each run strategy's governed spec (`gov:X`) and whether its handoff depends on the window.
     strategies: Vec<(Arc<str>, Option<GovSpec>, bool)>,
-    points: BTreeMap<PointKey, Arc<RestorePoint>>,
-    history: BTreeMap<PointKey, u64>,
-    handoffs: BTreeMap<HandoffKey, Prepared>,
-    continuity: Vec<crate::continuity::ContinuityEval>,
+    /// The usable context of each set of strategy instances, smallest first.
+    budgets: Vec<u64>,
     windowed: BTreeSet<Arc<str>>,
-    /// The handoffs to build, in matrix order: built together ([`Shared::build_all`]), up to
-    /// `--concurrency` at once, then kept in this order.
-    jobs: Vec<Job>,
+    /// Each interrupt point's work, in matrix order.
+    groups: Vec<Group>,
     units: Vec<Unit>,
     models: Vec<Arc<str>>,
     per_unit: u64,
@@ -318,12 +352,12 @@ struct Shared<'a> {
     limit: u64,
 }
 
-impl<'a> Shared<'a> {
+impl Shared {
     fn new(
-        cfg: &'a RunConfig,
-        registry: &'a Registry,
-        instances: &'a Instances,
-    ) -> Result<Shared<'a>, RunError> {
+        cfg: &RunConfig,
+        registry: &Registry,
+        instances: &Instances,
+    ) -> Result<Shared, RunError> {
         let mut strategies = Vec::new();
         let mut windowed = BTreeSet::new();
         for id in &cfg.strategies {
@@ -337,15 +371,10 @@ impl<'a> Shared<'a> {
         }
         let models: Vec<Arc<str>> = cfg.models.iter().map(|m| Arc::from(m.as_str())).collect();
         Ok(Shared {
-            registry,
-            instances,
             strategies,
-            points: BTreeMap::new(),
-            history: BTreeMap::new(),
-            handoffs: BTreeMap::new(),
-            continuity: Vec::new(),
+            budgets: instances.by_budget.iter().map(|(b, _)| *b).collect(),
             windowed,
-            jobs: Vec::new(),
+            groups: Vec::new(),
             per_unit: (models.len() as u64).saturating_mul(u64::from(cfg.reps)),
             models,
             units: Vec::new(),
@@ -359,34 +388,38 @@ impl<'a> Shared<'a> {
         self.total >= self.limit
     }
 
-    /// One interrupt point: its restore point, each strategy's handoffs and continuity row, and
-    /// its units of the matrix.
-    fn interrupt_point(
-        &mut self,
-        si: usize,
-        s: &Arc<Scenario>,
-        scale: Scale,
-        point: &str,
-    ) -> Result<(), RunError> {
-        let at = Arc::new(
-            RestorePoint::build(s.clone(), point).map_err(crate::strategy::StrategyError::from)?,
-        );
-        let full_history: Arc<str> = Arc::from(
-            at.state
-                .events
-                .iter()
-                .map(|e| e.text.as_str())
-                .collect::<Vec<_>>()
-                .join("\n"),
-        );
+    /// One interrupt point: its units of the matrix and the handoffs they need (one per usable
+    /// context for a strategy that depends on the window, else one), described, not built.
+    fn interrupt_point(&mut self, si: usize, s: &Arc<Scenario>, scale: Scale, point: &str) {
         let point: Arc<str> = Arc::from(point);
         let scenario_id: Arc<str> = Arc::from(s.id.as_str());
         let seed_id: Arc<str> = Arc::from(seed_scenario(&s.id, scale).as_str());
+        let largest = self.budgets.last().copied();
+        let mut jobs = Vec::new();
         for sti in 0..self.strategies.len() {
             if self.full() {
                 break;
             }
-            self.handoffs_of(si, sti, &at, &point, scale, &full_history)?;
+            let (strategy, _, depends) = self.strategies[sti].clone();
+            for (bi, b) in self.budgets.iter().enumerate() {
+                let key = HandoffKey {
+                    scenario: si,
+                    point: point.clone(),
+                    strategy: strategy.clone(),
+                    window: depends.then_some(*b),
+                };
+                if jobs.iter().any(|j: &JobSpec| j.key == key) {
+                    continue;
+                }
+                jobs.push(JobSpec {
+                    key,
+                    sti,
+                    budget: bi,
+                    // One continuity line per scenario × scale × point × strategy: for a
+                    // window-bounded strategy, the handoff for the largest window.
+                    continuity: !depends || Some(*b) == largest,
+                });
+            }
             self.units.push(Unit {
                 scenario: si,
                 scenario_id: scenario_id.clone(),
@@ -397,163 +430,15 @@ impl<'a> Shared<'a> {
             });
             self.total = self.total.saturating_add(self.per_unit);
         }
-        let pk = PointKey {
-            scenario: si,
-            point,
-        };
-        self.history
-            .insert(pk.clone(), crate::strategy::full_history_tokens(&at.state));
-        self.points.insert(pk, at);
-        Ok(())
-    }
-
-    /// One strategy's handoffs at a restore point, to build: one per usable context if it
-    /// depends on the window, else one.
-    fn handoffs_of(
-        &mut self,
-        si: usize,
-        sti: usize,
-        at: &Arc<RestorePoint>,
-        point: &Arc<str>,
-        scale: Scale,
-        full_history: &Arc<str>,
-    ) -> Result<(), RunError> {
-        let (strategy, _, depends) = self.strategies[sti].clone();
-        let largest = self.instances.by_budget.last().map(|(b, _)| *b);
-        for (bi, (b, _)) in self.instances.by_budget.iter().enumerate() {
-            let key = HandoffKey {
+        self.groups.push(Group {
+            key: PointKey {
                 scenario: si,
-                point: point.clone(),
-                strategy: strategy.clone(),
-                window: depends.then_some(*b),
-            };
-            if self.handoffs.contains_key(&key) || self.jobs.iter().any(|j| j.key == key) {
-                continue;
-            }
-            self.jobs.push(Job {
-                key,
-                sti,
-                budget: bi,
-                at: at.clone(),
-                scale,
-                // One continuity line per scenario × scale × point × strategy: for a
-                // window-bounded strategy, the handoff for the largest window.
-                continuity: !depends || Some(*b) == largest,
-                full_history: full_history.clone(),
-            });
-        }
-        Ok(())
-    }
-
-    /// Builds every handoff of [`Shared::jobs`], `concurrency` at a time (plug-ins and live
-    /// summarisers mostly wait: a slow plug-in costs its time once per `concurrency` handoffs,
-    /// not once per handoff), then wraps each for governed delivery (`gov:X`) and adds its
-    /// continuity row in the jobs' order, so the plan is the same whatever the concurrency.
-    fn build_all(&mut self, concurrency: usize, fail_fast: bool) -> Result<(), RunError> {
-        use std::sync::atomic::{AtomicBool, Ordering};
-        let jobs = std::mem::take(&mut self.jobs);
-        let next = std::sync::atomic::AtomicUsize::new(0);
-        let slots: Vec<std::sync::Mutex<Option<Result<Prepared, RunError>>>> =
-            jobs.iter().map(|_| std::sync::Mutex::new(None)).collect();
-        let (registry, instances) = (self.registry, self.instances);
-        // Each strategy's first handoffs, in job order: when they all fail with a plug-in error
-        // the run stops (decided on the same jobs whatever the scheduling).
-        let mut firsts: BTreeMap<usize, Vec<usize>> = BTreeMap::new();
-        for (i, j) in jobs.iter().enumerate() {
-            let f = firsts.entry(j.sti).or_default();
-            if f.len() < FAIL_FAST_AFTER {
-                f.push(i);
-            }
-        }
-        let stop = AtomicBool::new(false);
-        let failed_start = |sti: usize| -> bool {
-            firsts.get(&sti).is_some_and(|f| {
-                f.iter().all(|&k| {
-                    slots[k].lock().is_ok_and(|s| {
-                        matches!(&*s, Some(Ok(Prepared::Failed(e))) if e.class == ErrorClass::Plugin)
-                    })
-                })
-            })
-        };
-        let work = || {
-            loop {
-                if stop.load(Ordering::Relaxed) {
-                    break;
-                }
-                let i = next.fetch_add(1, Ordering::Relaxed);
-                let Some(j) = jobs.get(i) else { break };
-                let strategy = instances.by_budget[j.budget].1[j.sti].as_ref();
-                let built = prepare(registry, strategy, &j.at);
-                if let Ok(mut slot) = slots[i].lock() {
-                    *slot = Some(built);
-                }
-                if fail_fast && firsts[&j.sti].contains(&i) && failed_start(j.sti) {
-                    stop.store(true, Ordering::Relaxed);
-                }
-            }
-        };
-        let workers = concurrency.clamp(1, jobs.len().max(1));
-        if workers == 1 {
-            work();
-        } else {
-            std::thread::scope(|scope| {
-                for _ in 0..workers {
-                    scope.spawn(work);
-                }
-            });
-        }
-        if stop.load(Ordering::Relaxed) {
-            // The first strategy, in job order, whose start failed.
-            for (&sti, f) in &firsts {
-                if failed_start(sti) {
-                    let guards: Vec<_> = f.iter().filter_map(|&k| slots[k].lock().ok()).collect();
-                    let errors: Vec<&crate::record::CellError> = guards
-                        .iter()
-                        .filter_map(|g| match &**g {
-                            Some(Ok(Prepared::Failed(e))) => Some(e),
-                            _ => None,
-                        })
-                        .collect();
-                    let id = clients::build_id(&self.strategies[sti].0)?;
-                    return Err(plugin_failing(registry, &id, &errors, &jobs[f[0]].at));
-                }
-            }
-        }
-        for (j, slot) in jobs.into_iter().zip(slots) {
-            let built = slot
-                .into_inner()
-                .ok()
-                .flatten()
-                .ok_or_else(|| RunError::Harness("a handoff's build did not finish".into()))?;
-            let mut prepared = built?;
-            let gov = self.strategies[j.sti].1.clone();
-            if let (
-                Some(g),
-                Prepared::Ready {
-                    handoff,
-                    governed,
-                    rule_violations,
-                    ..
-                },
-            ) = (&gov, &mut prepared)
-            {
-                let wrapped = crate::delivery::prepare(&j.at, g, handoff.clone())?;
-                // X's rules, with its constraints judged on what the destination receives.
-                let checked = rule_check(&wrapped.inner, &wrapped.delivered, &j.at);
-                *rule_violations = Some(rule_breaks(checked));
-                *handoff = wrapped.delivered.clone();
-                *governed = Some(Arc::new(wrapped));
-            }
-            if let Prepared::Ready { handoff, .. } = &prepared
-                && j.continuity
-            {
-                let mut c = crate::continuity::evaluate(&j.at, handoff, &j.full_history);
-                c.scale = j.scale.to_string();
-                self.continuity.push(c);
-            }
-            self.handoffs.insert(j.key, prepared);
-        }
-        Ok(())
+                point,
+            },
+            scenario: s.clone(),
+            scale,
+            jobs,
+        });
     }
 
     /// The matrix of the units built (after `--limit`).
@@ -567,18 +452,6 @@ impl<'a> Shared<'a> {
             len: if self.per_unit == 0 { 0 } else { len },
         }
     }
-}
-
-/// One handoff the plan needs: the strategy instance (`sti` among the run's strategies, for the
-/// usable context `budget`), its restore point, and whether its continuity row is kept.
-struct Job {
-    key: HandoffKey,
-    sti: usize,
-    budget: usize,
-    at: Arc<RestorePoint>,
-    scale: Scale,
-    continuity: bool,
-    full_history: Arc<str>,
 }
 
 /// Tests only: how the destination adapter of one cell misbehaves, to prove that a missing or

@@ -131,7 +131,7 @@ fn run_matrix(
     scenarios: Vec<std::sync::Arc<crate::scenario::Scenario>>,
     max_errored: f64,
 ) -> Result<i32, Error> {
-    let plan = crate::runner::plan_with(cfg, scenarios)?;
+    let plan = crate::runner::plan_streaming(cfg, scenarios)?;
     for n in &plan.notes {
         eprintln!("note: {n}");
     }
@@ -168,6 +168,8 @@ fn run_matrix(
         eprintln!("error: {e}");
         return Ok(exit::run::INCOMPLETE);
     }
+    // The report reads the saved files only: the plan's scenarios go before it is rendered.
+    drop(plan);
     let summary = crate::report::render_dir(&cfg.out)?;
     let records = crate::runner::read_records(&cfg.out.join("results.jsonl"))?;
     let errored = records

@@ -13,15 +13,15 @@ use std::collections::BTreeMap;
 use std::sync::Arc;
 use std::time::Instant;
 
-use serde_json::json;
-
 use std::collections::BTreeSet;
 
 use governed::{Admitted, admit};
 use records::{CellRecord, Uncontinued, ratio};
 
-use super::matrix::{CellSpec, HandoffKey, PointKey};
+use super::build::Built;
+use super::matrix::{CellSpec, PointKey};
 use super::plan::ReceiptFault;
+use super::stream::Stream;
 use super::{Plan, Prepared, RunConfig, RunRecord};
 use crate::conversation;
 use crate::destination::live::{CallContext, LiveAgent, LiveClient, wire_message};
@@ -29,7 +29,6 @@ use crate::destination::{Action, ActionResult, Continuation, Destination, SimAge
 use crate::record::ErrorClass;
 use crate::scenario::Scenario;
 use crate::score::{self, Run};
-use crate::state::RestorePoint;
 use crate::tokens;
 
 /// The harness's system prompt for destinations: the same for every strategy.
@@ -38,16 +37,13 @@ The user message that follows is the handoff from that session. Use the tools to
 Call ask_user to ask the user, request_approval to ask for an approval, and finish(status, report, degraded) \
 when you are done or must stop.";
 
-/// What all cells share, read-only.
+/// What all cells share: the plan's read-only parts, and the points built so far
+/// ([`Stream`]).
 pub struct Shared {
     scenarios: Vec<Arc<Scenario>>,
-    history: BTreeMap<PointKey, u64>,
     windows: BTreeMap<String, u64>,
-    points: BTreeMap<PointKey, Arc<RestorePoint>>,
-    handoffs: BTreeMap<HandoffKey, Prepared>,
+    pub(in crate::runner) stream: Arc<Stream>,
     windowed: BTreeSet<Arc<str>>,
-    /// Fixed context tokens (system prompt + tool definitions) per handoff.
-    context: BTreeMap<HandoffKey, u64>,
     step_budget: u32,
     attention: f64,
     /// Live models by name.
@@ -59,41 +55,34 @@ pub struct Shared {
 }
 
 impl Shared {
-    pub fn new(plan: &Plan, cfg: &RunConfig) -> Shared {
-        let mut context = BTreeMap::new();
-        let mut per_scenario: BTreeMap<(usize, Arc<str>), u64> = BTreeMap::new();
-        for (key, p) in &plan.handoffs {
-            let Prepared::Ready { handoff: h, .. } = p else {
-                continue;
-            };
-            // The first handoff of a strategy in a scenario fixes its context (tools and extra
-            // tools do not change between interrupt points).
-            let tokens = *per_scenario
-                .entry((key.scenario, key.strategy.clone()))
-                .or_insert_with(|| {
-                    let tools = json!(plan.scenarios[key.scenario]
-                        .world
-                        .tools
+    /// What the cells of `plan` share; `todo` is each point's number of cells still to run
+    /// (a point is dropped after its last).
+    pub fn new(plan: &Plan, cfg: &RunConfig, todo: BTreeMap<PointKey, usize>) -> Shared {
+        let built: Vec<Built> = plan
+            .order
+            .iter()
+            .filter_map(|k| {
+                let at = plan.points.get(k)?.clone();
+                Some(Built {
+                    key: k.clone(),
+                    history: plan.history.get(k).copied().unwrap_or(0),
+                    handoffs: plan
+                        .handoffs
                         .iter()
-                        .map(|t| json!({"name": t.name, "description": t.description, "parameters": t.params}))
-                        .collect::<Vec<_>>());
-                    tokens::count(SYSTEM_PROMPT)
-                        + tokens::count(&tools.to_string())
-                        + h.extra_tools
-                            .iter()
-                            .map(|t| tokens::count(&t.parameters.to_string()) + tokens::count(&t.description))
-                            .sum::<u64>()
-                });
-            context.insert(key.clone(), tokens);
-        }
+                        .filter(|(h, _)| h.scenario == k.scenario && h.point == k.point)
+                        .map(|(h, p)| (h.clone(), p.clone()))
+                        .collect(),
+                    continuity: Vec::new(),
+                    at,
+                })
+            })
+            .collect();
+        let cap = cfg.concurrency.max(1) + 1;
         Shared {
             scenarios: plan.scenarios.clone(),
-            history: plan.history.clone(),
             windows: plan.windows.clone(),
-            points: plan.points.clone(),
-            handoffs: plan.handoffs.clone(),
+            stream: Arc::new(Stream::new(&plan.order, built, todo, &plan.scenarios, cap)),
             windowed: plan.windowed.clone(),
-            context,
             step_budget: cfg.step_budget,
             attention: cfg.attention,
             live: plan.live.clone(),
@@ -188,28 +177,39 @@ async fn continue_cell(
         scenario: c.scenario,
         point: c.point.clone(),
     };
-    let history_tokens = shared.history.get(&pk).copied().unwrap_or(0);
-    let (at, handoff, (rule_violations, upgrades), governed) =
-        match (shared.points.get(&pk), shared.handoffs.get(&key)) {
-            (
-                Some(at),
-                Some(Prepared::Ready {
-                    handoff,
-                    rule_violations,
-                    upgrades,
-                    governed,
-                }),
-            ) => (at, handoff.clone(), (rule_violations, upgrades), governed),
-            (_, Some(Prepared::Failed(e))) => {
+    let start = match shared.stream.start(&pk, &key) {
+        Some(Ok(start)) => start,
+        Some(Err(p)) => match &*p {
+            Prepared::Failed(e) => {
                 return rec.errored(e.class, format!("building the handoff: {}", e.message));
             }
-            _ => {
+            Prepared::Ready { .. } => {
                 return rec.errored(
                     ErrorClass::Harness,
                     "no prepared state for this cell".into(),
                 );
             }
-        };
+        },
+        None => {
+            return rec.errored(
+                ErrorClass::Harness,
+                "no prepared state for this cell".into(),
+            );
+        }
+    };
+    let history_tokens = start.history;
+    let at = &start.at;
+    let (handoff, (rule_violations, upgrades), governed) = match &*start.prepared {
+        Prepared::Ready {
+            handoff,
+            rule_violations,
+            upgrades,
+            governed,
+        } => (handoff.clone(), (rule_violations, upgrades), governed),
+        Prepared::Failed(e) => {
+            return rec.errored(e.class, format!("building the handoff: {}", e.message));
+        }
+    };
     // Governed delivery: lineage, the context report, the envelope and the adapter's receipt.
     let mut gov_cell = None;
     let handoff = match governed {
@@ -290,7 +290,7 @@ async fn continue_cell(
     let mut cont = Continuation::new(at, handoff);
 
     // Token accounting of a chat loop: every turn re-reads the whole context.
-    let mut context = shared.context.get(&key).copied().unwrap_or(0) + handoff.tokens_at_restore;
+    let mut context = start.context + handoff.tokens_at_restore;
     let mut total_tokens = 0u64;
     let mut first_action_ms = None;
     let mut last: Option<ActionResult> = None;

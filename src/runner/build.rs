@@ -1,0 +1,284 @@
+//! Building what the cells of one interrupt point share: its restore point, each strategy's
+//! handoffs (built, restored, checked, wrapped for governed delivery) and its continuity rows.
+//!
+//! Owns: [`Builder`] (the run's strategy instances, kept for as long as handoffs are built),
+//! [`Group`] (one interrupt point's work, described before anything is built) and [`Built`]
+//! (what building it gives), and the CPU time building took. Must not: decide which points a
+//! run needs or when (the plan and the stream do), run a cell, or write a file.
+
+use std::collections::BTreeMap;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+
+use super::RunError;
+use super::clients::{self, Instances};
+use super::matrix::{HandoffKey, PointKey};
+use super::prepare::{FAIL_FAST_AFTER, Prepared, plugin_failing, prepare, rule_breaks};
+use crate::audit::rule_check;
+use crate::delivery::GovSpec;
+use crate::record::ErrorClass;
+use crate::scenario::Scenario;
+use crate::scenario::volume::Scale;
+use crate::state::RestorePoint;
+use crate::strategy::Registry;
+
+/// The run's strategies and their instances: what building a handoff needs, shared by the plan
+/// and the thread that builds points while cells run.
+pub struct Builder {
+    pub(super) registry: Registry,
+    pub(super) instances: Instances,
+    /// Each run strategy's id, governed spec (`gov:X`) and whether its handoff depends on the
+    /// window.
+    pub(super) strategies: Vec<(Arc<str>, Option<GovSpec>, bool)>,
+    /// CPU time spent building, in microseconds (Linux: each building thread's own time).
+    cpu_us: AtomicU64,
+}
+
+/// One interrupt point's work, described: the scenario at its scale, the point, and the
+/// handoffs its cells need, in matrix order.
+#[derive(Clone)]
+pub struct Group {
+    pub key: PointKey,
+    pub scenario: Arc<Scenario>,
+    pub scale: Scale,
+    pub jobs: Vec<JobSpec>,
+}
+
+/// One handoff a point needs: the strategy (`sti` among the run's strategies), the usable
+/// context it is built for (`budget` among the instances), and whether its continuity row is
+/// kept.
+#[derive(Clone)]
+pub struct JobSpec {
+    pub key: HandoffKey,
+    pub sti: usize,
+    pub budget: usize,
+    pub continuity: bool,
+}
+
+/// What building a group gives.
+pub struct Built {
+    pub key: PointKey,
+    pub at: Arc<RestorePoint>,
+    /// Full-history tokens (the unbounded transcript) at the point.
+    pub history: u64,
+    pub handoffs: Vec<(HandoffKey, Prepared)>,
+    pub continuity: Vec<crate::continuity::ContinuityEval>,
+}
+
+struct Job<'a> {
+    spec: &'a JobSpec,
+    at: Arc<RestorePoint>,
+    scale: Scale,
+    full_history: Arc<str>,
+}
+
+impl Builder {
+    pub(super) fn new(
+        registry: Registry,
+        instances: Instances,
+        strategies: Vec<(Arc<str>, Option<GovSpec>, bool)>,
+    ) -> Builder {
+        Builder {
+            registry,
+            instances,
+            strategies,
+            cpu_us: AtomicU64::new(0),
+        }
+    }
+
+    /// CPU seconds spent building so far (0 where the platform does not say).
+    pub fn cpu_seconds(&self) -> f64 {
+        self.cpu_us.load(Ordering::Relaxed) as f64 / 1e6
+    }
+
+    /// Builds `groups` together, `concurrency` handoffs at a time (plug-ins and live
+    /// summarisers mostly wait: a slow plug-in costs its time once per `concurrency` handoffs),
+    /// in the groups' order whatever the scheduling. With `fail_fast`, a strategy whose first
+    /// [`FAIL_FAST_AFTER`] handoffs (in job order) all fail with a plug-in error stops the
+    /// building with [`RunError`] before anything else is built.
+    pub fn build(
+        &self,
+        groups: &[Group],
+        concurrency: usize,
+        fail_fast: bool,
+    ) -> Result<Vec<Built>, RunError> {
+        let cpu0 = thread_cpu_us();
+        let mut points = Vec::with_capacity(groups.len());
+        let mut jobs: Vec<Job> = Vec::new();
+        for g in groups {
+            let at = Arc::new(
+                RestorePoint::build(g.scenario.clone(), &g.key.point)
+                    .map_err(crate::strategy::StrategyError::from)?,
+            );
+            let full_history: Arc<str> = Arc::from(
+                at.state
+                    .events
+                    .iter()
+                    .map(|e| e.text.as_str())
+                    .collect::<Vec<_>>()
+                    .join("\n"),
+            );
+            let history = crate::strategy::full_history_tokens(&at.state);
+            for spec in &g.jobs {
+                jobs.push(Job {
+                    spec,
+                    at: at.clone(),
+                    scale: g.scale,
+                    full_history: full_history.clone(),
+                });
+            }
+            points.push((g.key.clone(), at, history));
+        }
+        self.add_cpu(cpu0);
+        let built = self.build_jobs(&jobs, concurrency, fail_fast)?;
+        let cpu1 = thread_cpu_us();
+        let mut out: Vec<Built> = points
+            .into_iter()
+            .map(|(key, at, history)| Built {
+                key,
+                at,
+                history,
+                handoffs: Vec::new(),
+                continuity: Vec::new(),
+            })
+            .collect();
+        let mut gi = 0usize;
+        for (j, mut prepared) in jobs.iter().zip(built) {
+            while out[gi].key.scenario != j.spec.key.scenario
+                || out[gi].key.point != j.spec.key.point
+            {
+                gi += 1;
+            }
+            let gov = self.strategies[j.spec.sti].1.clone();
+            if let (
+                Some(g),
+                Prepared::Ready {
+                    handoff,
+                    governed,
+                    rule_violations,
+                    ..
+                },
+            ) = (&gov, &mut prepared)
+            {
+                let wrapped = crate::delivery::prepare(&j.at, g, handoff.clone())?;
+                // X's rules, with its constraints judged on what the destination receives.
+                let checked = rule_check(&wrapped.inner, &wrapped.delivered, &j.at);
+                *rule_violations = Some(rule_breaks(checked));
+                *handoff = wrapped.delivered.clone();
+                *governed = Some(Arc::new(wrapped));
+            }
+            if let Prepared::Ready { handoff, .. } = &prepared
+                && j.spec.continuity
+            {
+                let mut c = crate::continuity::evaluate(&j.at, handoff, &j.full_history);
+                c.scale = j.scale.to_string();
+                out[gi].continuity.push(c);
+            }
+            out[gi].handoffs.push((j.spec.key.clone(), prepared));
+        }
+        self.add_cpu(cpu1);
+        Ok(out)
+    }
+
+    fn add_cpu(&self, since: Option<u64>) {
+        if let (Some(a), Some(b)) = (since, thread_cpu_us()) {
+            self.cpu_us
+                .fetch_add(b.saturating_sub(a), Ordering::Relaxed);
+        }
+    }
+
+    /// Every job's handoff, in job order.
+    fn build_jobs(
+        &self,
+        jobs: &[Job],
+        concurrency: usize,
+        fail_fast: bool,
+    ) -> Result<Vec<Prepared>, RunError> {
+        let next = std::sync::atomic::AtomicUsize::new(0);
+        let slots: Vec<std::sync::Mutex<Option<Result<Prepared, RunError>>>> =
+            jobs.iter().map(|_| std::sync::Mutex::new(None)).collect();
+        // Each strategy's first handoffs, in job order: when they all fail with a plug-in error
+        // the run stops (decided on the same jobs whatever the scheduling).
+        let mut firsts: BTreeMap<usize, Vec<usize>> = BTreeMap::new();
+        for (i, j) in jobs.iter().enumerate() {
+            let f = firsts.entry(j.spec.sti).or_default();
+            if f.len() < FAIL_FAST_AFTER {
+                f.push(i);
+            }
+        }
+        let stop = AtomicBool::new(false);
+        let failed_start = |sti: usize| -> bool {
+            firsts.get(&sti).is_some_and(|f| {
+                f.iter().all(|&k| {
+                    slots[k].lock().is_ok_and(|s| {
+                        matches!(&*s, Some(Ok(Prepared::Failed(e))) if e.class == ErrorClass::Plugin)
+                    })
+                })
+            })
+        };
+        let work = || {
+            let cpu0 = thread_cpu_us();
+            loop {
+                if stop.load(Ordering::Relaxed) {
+                    break;
+                }
+                let i = next.fetch_add(1, Ordering::Relaxed);
+                let Some(j) = jobs.get(i) else { break };
+                let strategy = self.instances.by_budget[j.spec.budget].1[j.spec.sti].as_ref();
+                let built = prepare(&self.registry, strategy, &j.at);
+                if let Ok(mut slot) = slots[i].lock() {
+                    *slot = Some(built);
+                }
+                if fail_fast && firsts[&j.spec.sti].contains(&i) && failed_start(j.spec.sti) {
+                    stop.store(true, Ordering::Relaxed);
+                }
+            }
+            self.add_cpu(cpu0);
+        };
+        let workers = concurrency.clamp(1, jobs.len().max(1));
+        if workers == 1 {
+            work();
+        } else {
+            std::thread::scope(|scope| {
+                for _ in 0..workers {
+                    scope.spawn(work);
+                }
+            });
+        }
+        if stop.load(Ordering::Relaxed) {
+            // The first strategy, in job order, whose start failed.
+            for (&sti, f) in &firsts {
+                if failed_start(sti) {
+                    let guards: Vec<_> = f.iter().filter_map(|&k| slots[k].lock().ok()).collect();
+                    let errors: Vec<&crate::record::CellError> = guards
+                        .iter()
+                        .filter_map(|g| match &**g {
+                            Some(Ok(Prepared::Failed(e))) => Some(e),
+                            _ => None,
+                        })
+                        .collect();
+                    let id = clients::build_id(&self.strategies[sti].0)?;
+                    return Err(plugin_failing(&self.registry, &id, &errors, &jobs[f[0]].at));
+                }
+            }
+        }
+        slots
+            .into_iter()
+            .map(|slot| {
+                slot.into_inner()
+                    .ok()
+                    .flatten()
+                    .ok_or_else(|| RunError::Harness("a handoff's build did not finish".into()))?
+            })
+            .collect()
+    }
+}
+
+/// This thread's CPU time in microseconds, from /proc's scheduler statistics (Linux, in
+/// nanoseconds: the clock-tick figures of `stat` are too coarse for a point's few
+/// milliseconds); `None` elsewhere.
+fn thread_cpu_us() -> Option<u64> {
+    let stat = std::fs::read_to_string("/proc/thread-self/schedstat").ok()?;
+    let ns: u64 = stat.split_whitespace().next()?.parse().ok()?;
+    Some(ns / 1_000)
+}
