@@ -18,7 +18,7 @@ use crate::audit::rule_check;
 use crate::delivery::GovSpec;
 use crate::record::ErrorClass;
 use crate::scenario::Scenario;
-use crate::scenario::volume::Scale;
+use crate::scenario::volume::{Scale, expand, volume_seed};
 use crate::state::RestorePoint;
 use crate::strategy::Registry;
 
@@ -32,10 +32,17 @@ pub struct Builder {
     pub(super) strategies: Vec<(Arc<str>, Option<GovSpec>, bool)>,
     /// CPU time spent building, in microseconds (Linux: each building thread's own time).
     cpu_us: AtomicU64,
+    /// The run's seed (volume is generated from it).
+    seed: u64,
+    /// The scenario last expanded to its scale: points come scenario by scenario, so each is
+    /// expanded once and only one is held.
+    expanded: std::sync::Mutex<Option<(usize, Arc<Scenario>)>>,
+    /// The threads handoffs are built on, started by the first build with more than one worker.
+    pool: std::sync::OnceLock<Pool>,
 }
 
-/// One interrupt point's work, described: the scenario at its scale, the point, and the
-/// handoffs its cells need, in matrix order.
+/// One interrupt point's work, described: the scenario (as written; the builder expands it to
+/// `scale`), the point, and the handoffs its cells need, in matrix order.
 #[derive(Clone)]
 pub struct Group {
     pub key: PointKey,
@@ -77,13 +84,30 @@ impl Builder {
         registry: Registry,
         instances: Instances,
         strategies: Vec<(Arc<str>, Option<GovSpec>, bool)>,
+        seed: u64,
     ) -> Builder {
         Builder {
             registry,
             instances,
             strategies,
             cpu_us: AtomicU64::new(0),
+            seed,
+            expanded: std::sync::Mutex::new(None),
+            pool: std::sync::OnceLock::new(),
         }
+    }
+
+    /// The scenario of `g` at its scale.
+    fn scenario(&self, g: &Group) -> Result<Arc<Scenario>, RunError> {
+        let mut last = self.expanded.lock().unwrap_or_else(|p| p.into_inner());
+        if let Some((si, s)) = &*last
+            && *si == g.key.scenario
+        {
+            return Ok(s.clone());
+        }
+        let s = expand_at(&g.scenario, g.scale, self.seed)?;
+        *last = Some((g.key.scenario, s.clone()));
+        Ok(s)
     }
 
     /// CPU seconds spent building so far (0 where the platform does not say).
@@ -97,7 +121,7 @@ impl Builder {
     /// [`FAIL_FAST_AFTER`] handoffs (in job order) all fail with a plug-in error stops the
     /// building with [`RunError`] before anything else is built.
     pub fn build(
-        &self,
+        self: &Arc<Self>,
         groups: &[Group],
         concurrency: usize,
         fail_fast: bool,
@@ -107,7 +131,7 @@ impl Builder {
         let mut jobs: Vec<Job> = Vec::new();
         for g in groups {
             let at = Arc::new(
-                RestorePoint::build(g.scenario.clone(), &g.key.point)
+                RestorePoint::build(self.scenario(g)?, &g.key.point)
                     .map_err(crate::strategy::StrategyError::from)?,
             );
             let full_history: Arc<str> = Arc::from(
@@ -187,16 +211,18 @@ impl Builder {
         }
     }
 
-    /// Every job's handoff, in job order.
+    /// Every job's handoff, in job order. With more than one worker the jobs go to the
+    /// builder's threads ([`Pool`]), which live as long as the builder: the per-thread memos
+    /// (token counts, lowered texts, verdicts) stay warm from one point to the next, as when a
+    /// plan built every point at once.
     fn build_jobs(
-        &self,
+        self: &Arc<Self>,
         jobs: &[Job],
         concurrency: usize,
         fail_fast: bool,
     ) -> Result<Vec<Prepared>, RunError> {
-        let next = std::sync::atomic::AtomicUsize::new(0);
-        let slots: Vec<std::sync::Mutex<Option<Result<Prepared, RunError>>>> =
-            jobs.iter().map(|_| std::sync::Mutex::new(None)).collect();
+        let mut slots: Vec<Option<Result<Prepared, RunError>>> =
+            jobs.iter().map(|_| None).collect();
         // Each strategy's first handoffs, in job order: when they all fail with a plug-in error
         // the run stops (decided on the same jobs whatever the scheduling).
         let mut firsts: BTreeMap<usize, Vec<usize>> = BTreeMap::new();
@@ -206,53 +232,65 @@ impl Builder {
                 f.push(i);
             }
         }
-        let stop = AtomicBool::new(false);
-        let failed_start = |sti: usize| -> bool {
+        let failed_start = |slots: &[Option<Result<Prepared, RunError>>], sti: usize| -> bool {
             firsts.get(&sti).is_some_and(|f| {
                 f.iter().all(|&k| {
-                    slots[k].lock().is_ok_and(|s| {
-                        matches!(&*s, Some(Ok(Prepared::Failed(e))) if e.class == ErrorClass::Plugin)
-                    })
+                    matches!(&slots[k], Some(Ok(Prepared::Failed(e))) if e.class == ErrorClass::Plugin)
                 })
             })
         };
-        let work = || {
+        let stop = Arc::new(AtomicBool::new(false));
+        let workers = concurrency.clamp(1, jobs.len().max(1));
+        if workers == 1 {
             let cpu0 = thread_cpu_us();
-            loop {
+            for (i, j) in jobs.iter().enumerate() {
                 if stop.load(Ordering::Relaxed) {
                     break;
                 }
-                let i = next.fetch_add(1, Ordering::Relaxed);
-                let Some(j) = jobs.get(i) else { break };
                 let strategy = self.instances.by_budget[j.spec.budget].1[j.spec.sti].as_ref();
-                let built = prepare(&self.registry, strategy, &j.at);
-                if let Ok(mut slot) = slots[i].lock() {
-                    *slot = Some(built);
-                }
-                if fail_fast && firsts[&j.spec.sti].contains(&i) && failed_start(j.spec.sti) {
+                slots[i] = Some(prepare(&self.registry, strategy, &j.at));
+                if fail_fast && firsts[&j.spec.sti].contains(&i) && failed_start(&slots, j.spec.sti)
+                {
                     stop.store(true, Ordering::Relaxed);
                 }
             }
             self.add_cpu(cpu0);
-        };
-        let workers = concurrency.clamp(1, jobs.len().max(1));
-        if workers == 1 {
-            work();
         } else {
-            std::thread::scope(|scope| {
-                for _ in 0..workers {
-                    scope.spawn(work);
+            let pool = self.pool.get_or_init(|| Pool::new(workers));
+            let (tx, rx) = std::sync::mpsc::channel();
+            for (i, j) in jobs.iter().enumerate() {
+                let (b, at, spec, stop, tx) =
+                    (self.clone(), j.at.clone(), j.spec.clone(), stop.clone(), tx.clone());
+                pool.run(Box::new(move || {
+                    // A job not started when the run stopped is not built.
+                    let built = (!stop.load(Ordering::Relaxed)).then(|| {
+                        let cpu0 = thread_cpu_us();
+                        let strategy = b.instances.by_budget[spec.budget].1[spec.sti].as_ref();
+                        let p = prepare(&b.registry, strategy, &at);
+                        b.add_cpu(cpu0);
+                        p
+                    });
+                    let _ = tx.send((i, built));
+                }));
+            }
+            drop(tx);
+            // One answer per job (a job that panicked past `prepare` drops its sender: the
+            // loop ends when every sender is gone).
+            for (i, built) in rx.iter() {
+                slots[i] = built;
+                let sti = jobs[i].spec.sti;
+                if fail_fast && firsts[&sti].contains(&i) && failed_start(&slots, sti) {
+                    stop.store(true, Ordering::Relaxed);
                 }
-            });
+            }
         }
         if stop.load(Ordering::Relaxed) {
             // The first strategy, in job order, whose start failed.
             for (&sti, f) in &firsts {
-                if failed_start(sti) {
-                    let guards: Vec<_> = f.iter().filter_map(|&k| slots[k].lock().ok()).collect();
-                    let errors: Vec<&crate::record::CellError> = guards
+                if failed_start(&slots, sti) {
+                    let errors: Vec<&crate::record::CellError> = f
                         .iter()
-                        .filter_map(|g| match &**g {
+                        .filter_map(|&k| match &slots[k] {
                             Some(Ok(Prepared::Failed(e))) => Some(e),
                             _ => None,
                         })
@@ -265,13 +303,66 @@ impl Builder {
         slots
             .into_iter()
             .map(|slot| {
-                slot.into_inner()
-                    .ok()
-                    .flatten()
-                    .ok_or_else(|| RunError::Harness("a handoff's build did not finish".into()))?
+                slot.ok_or_else(|| RunError::Harness("a handoff's build did not finish".into()))?
             })
             .collect()
     }
+}
+
+/// The builder's threads: each takes the next task and runs it, until the builder (holding
+/// the only sender) is dropped.
+struct Pool {
+    tx: std::sync::Mutex<std::sync::mpsc::Sender<Task>>,
+}
+
+type Task = Box<dyn FnOnce() + Send>;
+
+impl Pool {
+    fn new(threads: usize) -> Pool {
+        let (tx, rx) = std::sync::mpsc::channel::<Task>();
+        let rx = Arc::new(std::sync::Mutex::new(rx));
+        for _ in 0..threads {
+            let rx = rx.clone();
+            std::thread::spawn(move || {
+                loop {
+                    let task = match rx.lock() {
+                        Ok(r) => r.recv(),
+                        Err(_) => break,
+                    };
+                    match task {
+                        Ok(t) => t(),
+                        Err(_) => break,
+                    }
+                }
+            });
+        }
+        Pool {
+            tx: std::sync::Mutex::new(tx),
+        }
+    }
+
+    fn run(&self, t: Task) {
+        if let Ok(tx) = self.tx.lock() {
+            let _ = tx.send(t);
+        }
+    }
+}
+
+/// `s` at `scale` (its volume generated from the run's seed); `base` is `s` itself.
+pub(super) fn expand_at(
+    s: &Arc<Scenario>,
+    scale: Scale,
+    seed: u64,
+) -> Result<Arc<Scenario>, RunError> {
+    if scale == Scale::Base || s.volume.is_none() {
+        return Ok(s.clone());
+    }
+    let x = expand(s, scale, volume_seed(seed, &s.id, scale)).map_err(|p| RunError::Volume {
+        scenario: s.id.clone(),
+        scale: scale.to_string(),
+        problems: p.iter().map(|p| p.to_string()).collect(),
+    })?;
+    Ok(Arc::new(x))
 }
 
 /// This thread's CPU time in microseconds, from /proc's scheduler statistics (Linux, in

@@ -138,7 +138,6 @@ pub fn execute(
         shared.stream.spawn(
             plan.builder.clone(),
             plan.pending.clone(),
-            plan.scenarios.clone(),
             cfg.concurrency,
             cfg.out.clone(),
         )

@@ -9,7 +9,7 @@
 use std::collections::{BTreeMap, BTreeSet};
 use std::sync::Arc;
 
-use super::build::{Builder, Group, JobSpec};
+use super::build::{Builder, Group, JobSpec, expand_at};
 use super::clients::{self, Instances};
 use super::matrix::{CellSpec, HandoffKey, Matrix, PointKey, Unit, seed_scenario};
 use super::prepare::{FAIL_FAST_AFTER, Prepared};
@@ -17,7 +17,7 @@ use super::{RunConfig, RunError};
 use crate::delivery::GovSpec;
 use crate::destination::live::{LiveClient, ModelConfig};
 use crate::destination::sim_kind;
-use crate::scenario::volume::{Scale, expand, volume_seed};
+use crate::scenario::volume::Scale;
 use crate::scenario::{self, Scenario};
 use crate::state::RestorePoint;
 use crate::strategy::Registry;
@@ -53,7 +53,8 @@ pub fn select_scenarios(cfg: &RunConfig) -> Result<Vec<Arc<Scenario>>, RunError>
 
 /// Everything a run needs, built once.
 pub struct Plan {
-    /// The run's scenarios, each at one scale (the same scenario appears once per scale).
+    /// The run's scenarios, one entry per scale (the same scenario appears once per scale), as
+    /// written: a point's restore point holds the scenario at its scale (`at.scenario`).
     pub scenarios: Vec<Arc<Scenario>>,
     /// The scale of each entry of `scenarios`.
     pub scales: Vec<Scale>,
@@ -159,14 +160,11 @@ fn scaled_scenarios(
                 }
                 continue;
             }
-            let x = expand(&s, scale, volume_seed(cfg.seed, &s.id, scale)).map_err(|p| {
-                RunError::Volume {
-                    scenario: s.id.clone(),
-                    scale: scale.to_string(),
-                    problems: p.iter().map(|p| p.to_string()).collect(),
-                }
-            })?;
-            out.push((Arc::new(x), scale));
+            // Expanded here to refuse a bad volume before anything is written, then dropped:
+            // the builder expands each scenario again when it reaches its points, so a run
+            // holds one expanded scenario at a time, not every one.
+            expand_at(&s, scale, cfg.seed)?;
+            out.push((s.clone(), scale));
         }
     }
     Ok(out)
@@ -293,7 +291,12 @@ fn plan_stages(
     let order: Vec<PointKey> = groups.iter().map(|g| g.key.clone()).collect();
     let pending = groups.split_off(build_now.min(groups.len()));
     let windowed = shared.windowed;
-    let builder = Arc::new(Builder::new(registry, instances, shared.strategies));
+    let builder = Arc::new(Builder::new(
+        registry,
+        instances,
+        shared.strategies,
+        cfg.seed,
+    ));
     let built = builder.build(&groups, cfg.concurrency, cfg.fail_fast)?;
     let mut plan = Plan {
         scales: scaled.iter().map(|(_, sc)| *sc).collect(),

@@ -20,7 +20,6 @@ use super::RunError;
 use super::build::{Builder, Built, Group};
 use super::matrix::{HandoffKey, PointKey};
 use super::prepare::Prepared;
-use crate::scenario::Scenario;
 use crate::state::RestorePoint;
 use crate::tokens;
 
@@ -61,17 +60,20 @@ pub struct Stream {
     cap: usize,
     failure: Mutex<Option<RunError>>,
     cancelled: AtomicBool,
+    /// Tokens of the destinations' system prompt (part of every handoff's fixed context).
+    prompt_tokens: u64,
 }
 
 impl Stream {
     /// The stream of a plan whose first points are built (`built`, in matrix order as `order`
-    /// lists every point); `todo` holds each point's cells still to run.
+    /// lists every point); `todo` holds each point's cells still to run; `prompt_tokens` are the
+    /// system prompt's.
     pub fn new(
         order: &[PointKey],
         built: Vec<Built>,
         todo: BTreeMap<PointKey, usize>,
-        scenarios: &[Arc<Scenario>],
         cap: usize,
+        prompt_tokens: u64,
     ) -> Stream {
         let ordinal: BTreeMap<PointKey, usize> = order
             .iter()
@@ -92,15 +94,16 @@ impl Stream {
             cap: cap.max(1),
             failure: Mutex::new(None),
             cancelled: AtomicBool::new(false),
+            prompt_tokens,
         };
         for b in built {
-            s.insert(b, scenarios);
+            s.insert(b);
         }
         s
     }
 
     /// Adds a built point, unless none of its cells is left to run.
-    fn insert(&self, b: Built, scenarios: &[Arc<Scenario>]) {
+    fn insert(&self, b: Built) {
         let Some(&ord) = self.ordinal.get(&b.key) else {
             return;
         };
@@ -110,13 +113,13 @@ impl Stream {
         let mut live = self.live.lock().unwrap_or_else(|p| p.into_inner());
         for (key, p) in b.handoffs {
             if let Prepared::Ready { handoff: h, .. } = &p {
-                let tools = json!(scenarios[key.scenario]
+                let tools = json!(b.at.scenario
                     .world
                     .tools
                     .iter()
                     .map(|t| json!({"name": t.name, "description": t.description, "parameters": t.params}))
                     .collect::<Vec<_>>());
-                let tokens = tokens::count_cached(super::cell::SYSTEM_PROMPT)
+                let tokens = self.prompt_tokens
                     + tokens::count_cached(&tools.to_string())
                     + h.extra_tools
                         .iter()
@@ -224,14 +227,13 @@ impl Stream {
         self: &Arc<Stream>,
         builder: Arc<Builder>,
         pending: Vec<Group>,
-        scenarios: Vec<Arc<Scenario>>,
         concurrency: usize,
         out: PathBuf,
     ) -> std::thread::JoinHandle<()> {
         let stream = self.clone();
         std::thread::spawn(move || {
             let first = *stream.built.borrow();
-            let result = stream.produce(&builder, &pending, &scenarios, concurrency, &out, first);
+            let result = stream.produce(&builder, &pending, concurrency, &out, first);
             if let Err(e) = result {
                 *stream.failure.lock().unwrap_or_else(|p| p.into_inner()) = Some(e);
                 stream.built.send_replace(usize::MAX);
@@ -241,9 +243,8 @@ impl Stream {
 
     fn produce(
         &self,
-        builder: &Builder,
+        builder: &Arc<Builder>,
         pending: &[Group],
-        scenarios: &[Arc<Scenario>],
         concurrency: usize,
         out: &std::path::Path,
         first: usize,
@@ -276,7 +277,7 @@ impl Stream {
                     .write_all(text.as_bytes())
                     .map_err(super::error::io(&path))?;
                 super::folder::write_governed_of(out, b.handoffs.iter().map(|(_, p)| p))?;
-                self.insert(b, scenarios);
+                self.insert(b);
             }
             self.built.send_replace(first + i + 1);
         }

@@ -81,7 +81,13 @@ impl Shared {
         Shared {
             scenarios: plan.scenarios.clone(),
             windows: plan.windows.clone(),
-            stream: Arc::new(Stream::new(&plan.order, built, todo, &plan.scenarios, cap)),
+            stream: Arc::new(Stream::new(
+                &plan.order,
+                built,
+                todo,
+                cap,
+                tokens::count(SYSTEM_PROMPT),
+            )),
             windowed: plan.windowed.clone(),
             step_budget: cfg.step_budget,
             attention: cfg.attention,
@@ -199,6 +205,8 @@ async fn continue_cell(
     };
     let history_tokens = start.history;
     let at = &start.at;
+    // The scenario at the cell's scale (the plan's is as written, without its volume).
+    let s = &at.scenario;
     let (handoff, (rule_violations, upgrades), governed) = match &*start.prepared {
         Prepared::Ready {
             handoff,
