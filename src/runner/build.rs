@@ -259,8 +259,13 @@ impl Builder {
             let pool = self.pool.get_or_init(|| Pool::new(workers));
             let (tx, rx) = std::sync::mpsc::channel();
             for (i, j) in jobs.iter().enumerate() {
-                let (b, at, spec, stop, tx) =
-                    (self.clone(), j.at.clone(), j.spec.clone(), stop.clone(), tx.clone());
+                let (b, at, spec, stop, tx) = (
+                    self.clone(),
+                    j.at.clone(),
+                    j.spec.clone(),
+                    stop.clone(),
+                    tx.clone(),
+                );
                 pool.run(Box::new(move || {
                     // A job not started when the run stopped is not built.
                     let built = (!stop.load(Ordering::Relaxed)).then(|| {
