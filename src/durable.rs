@@ -115,8 +115,14 @@ pub fn write(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
         write_all(&mut f, bytes)?;
         f.sync_all()
     });
-    if let Err(e) = written.and_then(|_| std::fs::rename(&tmp, path)) {
-        let _ = std::fs::remove_file(&tmp);
+    replace(written, &tmp, path)
+}
+
+/// Puts the synced temporary `tmp` in place of `path` (its folder synced too) when `written`
+/// succeeded; removes it otherwise.
+fn replace(written: std::io::Result<()>, tmp: &Path, path: &Path) -> std::io::Result<()> {
+    if let Err(e) = written.and_then(|_| std::fs::rename(tmp, path)) {
+        let _ = std::fs::remove_file(tmp);
         return Err(e);
     }
     // A folder cannot be opened for syncing everywhere (Windows): the rename is then as durable
@@ -156,23 +162,10 @@ pub fn write_streamed(
         let f = w.into_inner().map_err(|e| e.into_error())?;
         f.0.sync_all()
     });
-    if let Err(e) = written {
-        let _ = std::fs::remove_file(&tmp);
-        return Err(e);
-    }
-    if same_bytes(&tmp, path) {
+    if written.is_ok() && same_bytes(&tmp, path) {
         return std::fs::remove_file(&tmp);
     }
-    if let Err(e) = std::fs::rename(&tmp, path) {
-        let _ = std::fs::remove_file(&tmp);
-        return Err(e);
-    }
-    if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty())
-        && let Ok(d) = std::fs::File::open(dir)
-    {
-        let _ = d.sync_all();
-    }
-    Ok(())
+    replace(written, &tmp, path)
 }
 
 /// Whether two files hold the same bytes, read a block at a time.

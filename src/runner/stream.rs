@@ -110,17 +110,18 @@ impl Stream {
         if self.remaining[ord].load(Ordering::SeqCst) == 0 {
             return;
         }
+        // The tool definitions are the scenario's, the same for every handoff of the point.
+        let tools = json!(b.at.scenario
+            .world
+            .tools
+            .iter()
+            .map(|t| json!({"name": t.name, "description": t.description, "parameters": t.params}))
+            .collect::<Vec<_>>());
+        let fixed = self.prompt_tokens + tokens::count_cached(&tools.to_string());
         let mut live = self.live.lock().unwrap_or_else(|p| p.into_inner());
         for (key, p) in b.handoffs {
             if let Prepared::Ready { handoff: h, .. } = &p {
-                let tools = json!(b.at.scenario
-                    .world
-                    .tools
-                    .iter()
-                    .map(|t| json!({"name": t.name, "description": t.description, "parameters": t.params}))
-                    .collect::<Vec<_>>());
-                let tokens = self.prompt_tokens
-                    + tokens::count_cached(&tools.to_string())
+                let tokens = fixed
                     + h.extra_tools
                         .iter()
                         .map(|t| {

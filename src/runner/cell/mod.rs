@@ -58,22 +58,25 @@ impl Shared {
     /// What the cells of `plan` share; `todo` is each point's number of cells still to run
     /// (a point is dropped after its last).
     pub fn new(plan: &Plan, cfg: &RunConfig, todo: BTreeMap<PointKey, usize>) -> Shared {
+        // The plan's built handoffs by point, in one pass.
+        let mut by_point: BTreeMap<PointKey, Vec<(super::HandoffKey, Prepared)>> = BTreeMap::new();
+        for (h, p) in &plan.handoffs {
+            let pk = PointKey {
+                scenario: h.scenario,
+                point: h.point.clone(),
+            };
+            by_point.entry(pk).or_default().push((h.clone(), p.clone()));
+        }
         let built: Vec<Built> = plan
             .order
             .iter()
             .filter_map(|k| {
-                let at = plan.points.get(k)?.clone();
                 Some(Built {
                     key: k.clone(),
+                    at: plan.points.get(k)?.clone(),
                     history: plan.history.get(k).copied().unwrap_or(0),
-                    handoffs: plan
-                        .handoffs
-                        .iter()
-                        .filter(|(h, _)| h.scenario == k.scenario && h.point == k.point)
-                        .map(|(h, p)| (h.clone(), p.clone()))
-                        .collect(),
+                    handoffs: by_point.remove(k).unwrap_or_default(),
                     continuity: Vec::new(),
-                    at,
                 })
             })
             .collect();
