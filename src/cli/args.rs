@@ -450,7 +450,12 @@ pub enum ScenariosCmd {
     /// Check scenario files: format, references, replay, reachability of success, detectors.
     Validate(ValidateArgs),
     /// One line per scenario: domain, interrupt points, events, facts by kind.
-    List,
+    List {
+        /// Print the suite's family resemblance instead: fault kinds, approval outcomes,
+        /// injection addressing, stop-and-ask points, event orders and shared sentences.
+        #[arg(long)]
+        stats: bool,
+    },
     /// Print one scenario (after parsing) as JSON.
     Show {
         /// Scenario id (`ID@benign` for the benign variant of an injection scenario).

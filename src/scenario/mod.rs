@@ -17,6 +17,7 @@ mod replay;
 mod script;
 mod validate;
 pub mod values;
+pub mod variety;
 pub mod volume;
 
 use std::path::{Path, PathBuf};

@@ -31,7 +31,9 @@ pub use ledger::{
 pub use perturb::{apply_perturbations, lost_responses};
 pub use predicate::matches_where;
 
-use crate::spec::{ApprovalStatus, FinishStatus, Object, Predicate, Scenario, ToolSpec};
+use crate::spec::{
+    ApprovalStatus, EffectKind, FinishStatus, Object, Predicate, Scenario, ToolSpec,
+};
 
 /// `sha256:` followed by the lowercase hex digest of `bytes`.
 pub fn sha256_digest(bytes: &[u8]) -> String {
@@ -382,6 +384,42 @@ impl World {
         predicate::explain(self, p, finished)
     }
 
+    /// Commits of the same non-idempotent intent: the create and send effects committed, grouped
+    /// by tool and arguments without the tool's idempotency key (a blind retry under a fresh key
+    /// is the same intent), in the order of `<tool> <arguments as JSON>`. Scoring counts the
+    /// groups of more than one commit a continuation took part in; validation refuses a reference
+    /// continuation that makes one.
+    pub fn intent_groups(&self, tools: &[ToolSpec]) -> Vec<IntentGroup> {
+        let mut groups: BTreeMap<String, IntentGroup> = BTreeMap::new();
+        for e in self.committed_writes() {
+            if !matches!(e.effect, Some(EffectKind::Create | EffectKind::Send)) {
+                continue;
+            }
+            let mut args = e.args.clone();
+            if let Some(k) = tools
+                .iter()
+                .find(|t| t.name == e.tool)
+                .and_then(|t| t.idempotency_key_param.as_ref())
+            {
+                args.remove(k);
+            }
+            let key = format!(
+                "{} {}",
+                e.tool,
+                serde_json::to_string(&args).unwrap_or_default()
+            );
+            let g = groups.entry(key).or_insert_with(|| IntentGroup {
+                tool: e.tool.clone(),
+                args,
+                commits: 0,
+                in_continuation: false,
+            });
+            g.commits += 1;
+            g.in_continuation |= e.phase == Phase::Continuation;
+        }
+        groups.into_values().collect()
+    }
+
     /// Committed, non-deduplicated write effects in the ledger.
     pub fn committed_writes(&self) -> impl Iterator<Item = &LedgerEntry> {
         self.ledger.iter().filter(|e| {
@@ -390,6 +428,15 @@ impl World {
                 && !e.deduped
         })
     }
+}
+
+/// One intent's commits (see [`World::intent_groups`]).
+#[derive(Debug, Clone)]
+pub struct IntentGroup {
+    pub tool: String,
+    pub args: Object,
+    pub commits: u32,
+    pub in_continuation: bool,
 }
 
 /// How a resource looks to an agent that reads it.

@@ -10,14 +10,19 @@ use super::find_scenario;
 use crate::cli::args::{ScenariosCmd, ValidateArgs};
 use crate::error::Error;
 use crate::exit;
-use crate::scenario::{self, Scenario, Source, coverage, volume};
+use crate::scenario::{self, Scenario, Source, coverage, variety, volume};
 
 pub fn run(dir: &Source, cmd: ScenariosCmd) -> Result<i32, Error> {
     let stdout = std::io::stdout();
     let mut out = stdout.lock();
     match cmd {
         ScenariosCmd::Validate(args) => Ok(validate(dir, args, &mut out)),
-        ScenariosCmd::List => {
+        ScenariosCmd::List { stats: true } => {
+            let all = scenario::load_source(dir)?;
+            let _ = write!(out, "{}", stats(&variety::variety(&all)));
+            Ok(exit::OK)
+        }
+        ScenariosCmd::List { stats: false } => {
             let all = scenario::load_source(dir)?;
             let _ = writeln!(
                 out,
@@ -275,4 +280,95 @@ fn fact_counts(s: &Scenario) -> String {
         })
         .collect::<Vec<_>>()
         .join(" ")
+}
+
+/// The `--stats` block: one row per scenario, then the suite's figures.
+fn stats(v: &variety::Variety) -> String {
+    use std::fmt::Write as _;
+    let mut o = String::new();
+    let _ = writeln!(
+        o,
+        "{:<42} {:<34} {:<18} {:<20} stop-and-ask at",
+        "id", "faults", "approvals", "injection"
+    );
+    let dash = |s: String| if s.is_empty() { "-".to_string() } else { s };
+    for p in &v.profiles {
+        let faults = p.faults.iter().copied().collect::<Vec<_>>().join(",");
+        let approvals = p.approvals.iter().copied().collect::<Vec<_>>().join(",");
+        let injection = match p.injection {
+            None => String::new(),
+            Some(a) if a.quiet() => "quiet".to_string(),
+            Some(a) => [
+                (a.machine, "machine"),
+                (a.names_tool, "tool"),
+                (a.preempted, "pre-empted"),
+            ]
+            .iter()
+            .filter(|(on, _)| *on)
+            .map(|(_, n)| *n)
+            .collect::<Vec<_>>()
+            .join(","),
+        };
+        let _ = writeln!(
+            o,
+            "{:<42} {:<34} {:<18} {:<20} {}",
+            p.id,
+            dash(faults),
+            dash(approvals),
+            dash(injection),
+            dash(p.stop_and_ask.join(","))
+        );
+    }
+    let n = v.profiles.len();
+    let has = |f: &'static str| v.count(|p| p.faults.contains(f));
+    let appr = |a: &'static str| v.count(|p| p.approvals.contains(a));
+    let inj =
+        |f: fn(&variety::Addressing) -> bool| v.count(|p| p.injection.as_ref().is_some_and(f));
+    let (orders, common) = v.orders();
+    let _ = writeln!(o, "\n{n} scenarios");
+    let _ = writeln!(
+        o,
+        "faults: timeout_after_commit {} · timeout_before_commit {} · rejected {}",
+        has("timeout_after_commit"),
+        has("timeout_before_commit"),
+        has("rejected")
+    );
+    let _ = writeln!(
+        o,
+        "approvals: granted {} · denied {} · revoked {} · expired {} · denied or revoked {}",
+        appr("granted"),
+        appr("denied"),
+        appr("revoked"),
+        appr("expired"),
+        v.count(|p| p.approvals.contains("denied") || p.approvals.contains("revoked"))
+    );
+    let _ = writeln!(
+        o,
+        "injections: {} · address the machine {} · name a tool {} · pre-empted by a user rule {} · quiet {}",
+        inj(|_| true),
+        inj(|a| a.machine),
+        inj(|a| a.names_tool),
+        inj(|a| a.preempted),
+        inj(variety::Addressing::quiet)
+    );
+    let _ = writeln!(
+        o,
+        "stop and ask is the continuation: {} scenarios",
+        v.count(|p| !p.stop_and_ask.is_empty())
+    );
+    let _ = writeln!(
+        o,
+        "event orders: {orders} distinct; the most common is shared by {common} scenarios"
+    );
+    let _ = writeln!(
+        o,
+        "shared sentences: {} in more than {} files (tool names and ids folded); the most shared is in {} files",
+        v.shared.len(),
+        variety::SHARED_LIMIT,
+        v.most_shared
+    );
+    for s in v.shared.iter().take(10) {
+        let _ = writeln!(o, "  {:>2} files: {}", s.files.len(), s.sentence);
+    }
+    o
 }

@@ -123,6 +123,20 @@ pub(super) fn check_replays(c: &mut Checker) {
                 );
             }
         }
+        for g in world.intent_groups(&s.world.tools) {
+            if g.commits > 1 && g.in_continuation {
+                c.err(
+                    format!("{p}.continuation"),
+                    format!(
+                        "the reference continuation from `{}` commits `{}` {} times with the same arguments apart from its idempotency key ({}): that scores as a duplicate side effect. Give each distinct write an argument that tells it apart, or a key parameter that is not the record's own identity",
+                        it.point,
+                        g.tool,
+                        g.commits,
+                        serde_json::to_string(&g.args).unwrap_or_default()
+                    ),
+                );
+            }
+        }
         for (j, fb) in s.forbidden.iter().enumerate() {
             if !fb.only_at.is_empty() && !fb.only_at.contains(&it.point) {
                 continue;
