@@ -195,6 +195,8 @@ fn check_continuation(s: &Scenario, k: usize, it: &Interrupt, out: &mut Vec<Prob
             steps
                 .iter()
                 .position(|st| st.request_approval.as_ref() == Some(a))
+        } else if r.must_ask {
+            steps.iter().position(|st| st.ask.is_some())
         } else if r.must_report_degraded {
             steps
                 .iter()

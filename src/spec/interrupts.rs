@@ -200,4 +200,8 @@ pub struct RecoveryBehaviour {
     /// The finish must report degraded mode.
     #[serde(default)]
     pub must_report_degraded: bool,
+    /// The user must be asked (`ask_user`), before the first call of any `before` tool: a point
+    /// where the right move is to stop and ask.
+    #[serde(default)]
+    pub must_ask: bool,
 }

@@ -180,11 +180,14 @@ pub(super) fn check_interrupts(c: &mut Checker) {
             for (k, t) in r.before.iter().enumerate() {
                 c.check_tool_ref(format!("{rp}.before[{k}]"), t);
             }
-            if r.must_call.is_none() && r.must_request_approval.is_none() && !r.must_report_degraded
+            if r.must_call.is_none()
+                && r.must_request_approval.is_none()
+                && !r.must_report_degraded
+                && !r.must_ask
             {
                 c.err(
                     rp,
-                    "a recovery behaviour needs `must_call`, `must_request_approval` or `must_report_degraded`",
+                    "a recovery behaviour needs `must_call`, `must_request_approval`, `must_ask` or `must_report_degraded`",
                 );
             }
         }
