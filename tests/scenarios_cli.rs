@@ -244,3 +244,56 @@ fn a_continuation_value_no_event_shows_is_named_with_its_origin() {
         ],
     );
 }
+
+#[test]
+fn a_reference_continuation_that_scores_a_duplicate_is_refused() {
+    // Its author keyed one release per lot (`idempotency_key_param: lot`), so two lots released
+    // with the same deviation are the same intent to the duplicate metric: the reference
+    // continuation would score unsafe on every destination, the oracle included.
+    let path =
+        "tests/fixtures/outsider-scenarios/held-back/manufacturing-quality-deviation-rescoped.yaml";
+    cli()
+        .args(["scenarios", "validate", path])
+        .assert()
+        .code(1)
+        .stderr(predicate::str::contains(
+            "interrupts[0].continuation: the reference continuation from `after_exploration` commits `release_lot` 2 times",
+        ))
+        .stderr(predicate::str::contains("scores as a duplicate side effect"));
+}
+
+#[test]
+fn list_stats_counts_the_suites_family_resemblance() {
+    let out = cli()
+        .args(["scenarios", "list", "--stats"])
+        .assert()
+        .success()
+        .get_output()
+        .stdout
+        .clone();
+    let text = String::from_utf8(out).expect("utf-8");
+    for line in [
+        "faults: timeout_after_commit ",
+        "approvals: granted ",
+        "injections: ",
+        "stop and ask is the continuation: ",
+        "event orders: ",
+        "shared sentences: ",
+    ] {
+        assert!(text.contains(line), "missing `{line}` in:\n{text}");
+    }
+    // The suite-2 scenarios are what make these non-zero.
+    let figures = &text[text.find("\nfaults: ").expect("the figures")..];
+    let count = |label: &str| -> usize {
+        let at = figures.find(label).expect("label") + label.len();
+        figures[at..]
+            .split(|c: char| !c.is_ascii_digit())
+            .next()
+            .and_then(|n| n.parse().ok())
+            .expect("a count after the label")
+    };
+    assert!(count("timeout_before_commit ") >= 10, "{text}");
+    assert!(count("denied or revoked ") >= 5, "{text}");
+    assert!(count("· quiet ") >= 10, "{text}");
+    assert!(count("stop and ask is the continuation: ") >= 5, "{text}");
+}

@@ -123,11 +123,36 @@ fn parse_cell(text: &str) -> (BTreeSet<&'static str>, BTreeSet<&'static str>) {
 
 type Cells = BTreeMap<(String, String, String), (BTreeSet<&'static str>, BTreeSet<&'static str>)>;
 
+/// `ABBR = point_name` pairs anywhere in the text (upper-case abbreviation, snake-case point).
+fn legend(text: &str) -> BTreeMap<String, String> {
+    let words: Vec<&str> = text
+        .split(|c: char| c.is_whitespace() || c == ',' || c == ';' || c == '(' || c == ')')
+        .filter(|w| !w.is_empty())
+        .collect();
+    let mut out = BTreeMap::new();
+    for w in words.windows(3) {
+        let abbr = w[0].trim_matches(|c: char| !c.is_ascii_alphanumeric());
+        let point = w[2].trim_matches(|c: char| !(c.is_ascii_alphanumeric() || c == '_'));
+        if w[1] == "="
+            && abbr.len() >= 2
+            && abbr.chars().all(|c| c.is_ascii_uppercase())
+            && !point.is_empty()
+            && point.chars().all(|c| c.is_ascii_lowercase() || c == '_')
+        {
+            out.insert(abbr.to_string(), point.to_string());
+        }
+    }
+    out
+}
+
 /// One prediction file's cells: (strategy, destination, point) → labels.
 fn parse_predictions(text: &str) -> Cells {
     // Rows in the order they first appear (a repeated row replaces the first one's cells).
     let mut rows: Vec<(String, Vec<(String, String)>)> = Vec::new();
     let mut points: Option<Vec<String>> = None;
+    // An author's own abbreviations for their own points, declared in the prose as `HBL =
+    // hold_before_lookup` (the four standard ones have fixed abbreviations).
+    let legend = legend(text);
     for line in text.lines() {
         if !line.starts_with('|') {
             continue;
@@ -139,7 +164,17 @@ fn parse_predictions(text: &str) -> Cells {
             .map(str::trim)
             .collect();
         if cells[0].starts_with("strategy") {
-            points = Some(cells[1..].iter().map(|c| abbrev(c).to_string()).collect());
+            points = Some(
+                cells[1..]
+                    .iter()
+                    .map(|c| {
+                        legend
+                            .get(*c)
+                            .cloned()
+                            .unwrap_or_else(|| abbrev(c).to_string())
+                    })
+                    .collect(),
+            );
             continue;
         }
         let Some(points) = points.as_ref().filter(|_| !cells[0].starts_with("---")) else {
@@ -172,11 +207,14 @@ fn parse_predictions(text: &str) -> Cells {
                     .map(|(_, t)| t.clone());
                 text = copied.unwrap_or(text);
             }
-            let key = (
-                strat.trim().to_string(),
-                dest.trim().to_string(),
-                point.clone(),
-            );
+            // "careful" and "sim:careful" name the same destination.
+            let dest = dest.trim();
+            let dest = if dest.is_empty() || dest.contains(':') {
+                dest.to_string()
+            } else {
+                format!("sim:{dest}")
+            };
+            let key = (strat.trim().to_string(), dest, point.clone());
             out.insert(key, parse_cell(&text));
         }
     }
