@@ -426,12 +426,18 @@ impl InterruptedState {
         })
     }
 
-    /// What the user and the agent themselves wrote (every message, no tool output), one per line.
+    /// What the user and the agent themselves wrote (the objective and every message, no tool
+    /// output), one per line.
     pub fn own_words(&self) -> String {
-        self.events
-            .iter()
-            .filter(|e| e.call.is_none())
-            .map(|e| e.text.as_str())
+        // The objective is the task as the user states it: a phrase it shares with an outside
+        // document (the applicant's own name for the closure) is the user's too.
+        std::iter::once(self.task.objective.as_str())
+            .chain(
+                self.events
+                    .iter()
+                    .filter(|e| e.call.is_none())
+                    .map(|e| e.text.as_str()),
+            )
             .collect::<Vec<_>>()
             .join("\n")
     }

@@ -107,7 +107,7 @@ fn the_timed_out_resize_on_its_own_line_is_reconciled() {
     let at = RestorePoint::build(s, "uncertain_side_effect").expect("state builds");
     let text = transcript(&at, true, "\n");
     assert!(text.contains(
-        "\n[agent report] resize_instance for bi-cache-1 with key rs-i-0b27d4e81c timed out"
+        "\n[agent report] The resize_instance request for bi-cache-1 (key rs-i-0b27d4e81c) timed out"
     ));
     let (success, duplicates, unsafe_, lost) = outcome(&at, &text, SimKind::Careful);
     assert_eq!(duplicates, 0, "resized twice; lost {lost:?}");

@@ -83,8 +83,15 @@ fn evidence(
             }
         }
     }
-    // Asked again: the simulated user's answer to the question carries the fact.
+    // Asked again: the simulated user's answer to the question carries the fact. A question the
+    // reference continuation itself asks is no evidence (it may name the fact as its context:
+    // "how should the duty on 8K4-0051237-6 be paid?").
     asks.iter()
+        .filter(|q| {
+            !it.continuation
+                .iter()
+                .any(|st| st.ask.as_deref() == Some(q.as_str()))
+        })
         .find(|q| {
             let answer = normalize(s.user.answer(q));
             f.detectors.iter().any(|d| d.matches(&answer))
