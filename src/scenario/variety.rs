@@ -377,30 +377,30 @@ fn sentences(s: &Scenario) -> BTreeSet<String> {
     out
 }
 
-/// Splits on sentence ends (`.`, `?`, `!`, `;`, `:` followed by white space) and line breaks.
-fn split_sentences(text: &str) -> Vec<&str> {
+/// The crate's sentences ([`crate::text::sentences`]), each cut again at `;` and `:` followed by
+/// white space, so a shared opener ("Hypothesis (not verified yet):") counts on its own.
+fn split_sentences(text: &str) -> Vec<String> {
     let mut out = Vec::new();
-    let mut start = 0;
-    let bytes = text.as_bytes();
-    for (i, &b) in bytes.iter().enumerate() {
-        let end = match b {
-            b'\n' => true,
-            b'.' | b'?' | b'!' | b';' | b':' => {
-                bytes.get(i + 1).is_none_or(|n| n.is_ascii_whitespace())
-            }
-            _ => false,
-        };
-        if end {
-            let piece = text[start..=i].trim();
+    for sentence in crate::text::sentences(text) {
+        let mut rest = sentence.as_str();
+        while let Some(i) = rest
+            .char_indices()
+            .find(|&(i, c)| {
+                (c == ';' || c == ':')
+                    && rest[i + 1..].chars().next().is_none_or(char::is_whitespace)
+            })
+            .map(|(i, _)| i)
+        {
+            let piece = rest[..=i].trim();
             if !piece.is_empty() {
-                out.push(piece);
+                out.push(piece.to_string());
             }
-            start = i + 1;
+            rest = &rest[i + 1..];
         }
-    }
-    let tail = text[start..].trim();
-    if !tail.is_empty() {
-        out.push(tail);
+        let tail = rest.trim();
+        if !tail.is_empty() {
+            out.push(tail.to_string());
+        }
     }
     out
 }
@@ -500,8 +500,14 @@ mod tests {
     #[test]
     fn sentences_split_on_ends_followed_by_space_only() {
         assert_eq!(
-            split_sentences("Pay $1.50 now. Then stop!\nNext line"),
-            vec!["Pay $1.50 now.", "Then stop!", "Next line"]
+            split_sentences("Pay $1.50 now. Then stop!\n\nHypothesis: it was late; retry it"),
+            vec![
+                "Pay $1.50 now.",
+                "Then stop!",
+                "Hypothesis:",
+                "it was late;",
+                "retry it"
+            ]
         );
     }
 
