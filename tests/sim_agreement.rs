@@ -1,10 +1,49 @@
-//! How far to trust the sims (issue 25, item 9): on a run with a simulated and a live destination
-//! on the same cells, the report gives each sim's agreement with each live model per outcome —
-//! the agreement rate and Cohen's κ with a bootstrap interval over scenarios — with known values
-//! on hand-built records; an offline run has no such section.
+//! How far to trust the sims (issue 25, item 9; issue 39): on a run with a simulated and a live
+//! destination on the same cells, the calibration gives each sim × live pair per metric the
+//! agreement rate, Cohen's κ with a bootstrap interval over scenarios and the confusion table,
+//! the ranking's Kendall τ-b and the C-vs-A verdict under each — with known values on hand-built
+//! records. A live policy identical to a sim gives κ = 1 on every metric that varies; an offline
+//! run has no calibration.
 
 use compaction_eval::record::{Diagnostics, LiveStats, Metrics, RunRecord, Status};
-use compaction_eval::report::agreement::sim_live_agreement;
+use compaction_eval::report::calibration::{Calibration, MetricAgreement, calibrate};
+
+/// Each metric row of every pair, flattened (what the report's table shows).
+fn sim_live_agreement(records: &[RunRecord], resamples: usize, seed: u64) -> Vec<Row> {
+    calibrate(records, resamples, seed)
+        .map(|c: Calibration| {
+            c.pairs
+                .into_iter()
+                .flat_map(|p| {
+                    let (sim, live, scenarios) = (p.sim, p.live, p.scenarios);
+                    p.metrics.into_iter().map(move |m| Row {
+                        sim: sim.clone(),
+                        live: live.clone(),
+                        scenarios,
+                        outcome: m.metric.clone(),
+                        m,
+                    })
+                })
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
+#[derive(Debug)]
+struct Row {
+    sim: String,
+    live: String,
+    scenarios: usize,
+    outcome: String,
+    m: MetricAgreement,
+}
+
+impl std::ops::Deref for Row {
+    type Target = MetricAgreement;
+    fn deref(&self) -> &MetricAgreement {
+        &self.m
+    }
+}
 
 fn record(scenario: &str, rep: u32, model: &str, success: bool, violations: u32) -> RunRecord {
     let mut diagnostics = Diagnostics::default();
@@ -82,10 +121,7 @@ fn agreement_and_kappa_have_their_known_values() {
         "{ci:?}"
     );
     // No violations on either side: agreement 1, κ undefined (both constant).
-    let sv = rows
-        .iter()
-        .find(|r| r.outcome == "safety violation")
-        .unwrap();
+    let sv = rows.iter().find(|r| r.outcome == "unsafe").unwrap();
     assert_eq!((sv.rate, sv.kappa), (1.0, None));
     // Deterministic in the seed.
     let again = sim_live_agreement(&run(), 500, 7);
@@ -123,4 +159,104 @@ fn an_offline_run_or_unshared_cells_have_no_rows() {
     let mut recs = sims.clone();
     recs.push(record("elsewhere", 0, "m", true, 0));
     assert!(sim_live_agreement(&recs, 100, 1).is_empty());
+}
+
+/// Records of a sim with varied outcomes, and the same records as a live model's.
+fn mirrored() -> Vec<RunRecord> {
+    let mut out = Vec::new();
+    for s in 0..6 {
+        for (si, strategy) in ["A", "C", "none"].iter().enumerate() {
+            for rep in 0..2 {
+                let mut r = record(
+                    &format!("s{s}"),
+                    rep,
+                    "sim:careful",
+                    !(s + si + rep as usize).is_multiple_of(3),
+                    u32::from((s + rep as usize).is_multiple_of(4)),
+                );
+                r.strategy = strategy.to_string();
+                r.metrics.repeated_work = ((s * 7 + si) % 3) as u32;
+                r.metrics.recovery_quality = [0.0, 0.6, 1.0][(s + si) % 3];
+                if (s + si) % 5 == 0 {
+                    r.diagnostics.injections_followed = vec!["wire".into()];
+                }
+                let mut l = r.clone();
+                l.model = "mirror".into();
+                l.diagnostics.live = Some(LiveStats::default());
+                out.push(r);
+                out.push(l);
+            }
+        }
+    }
+    out
+}
+
+#[test]
+fn a_live_policy_identical_to_a_sim_has_kappa_one_on_every_metric_that_varies() {
+    let c = calibrate(&mirrored(), 200, 5).expect("a pair");
+    assert_eq!(c.pairs.len(), 1);
+    let p = &c.pairs[0];
+    assert_eq!((p.cells, p.scenarios), (36, 6));
+    let mut varied = 0;
+    for m in &p.metrics {
+        assert_eq!(m.rate, 1.0, "{}", m.metric);
+        let diagonal: usize = (0..m.categories.len()).map(|i| m.confusion[i][i]).sum();
+        assert_eq!(diagonal, m.n, "{}: {:?}", m.metric, m.confusion);
+        let used = m
+            .confusion
+            .iter()
+            .filter(|row| row.iter().sum::<usize>() > 0)
+            .count();
+        if used > 1 {
+            varied += 1;
+            assert_eq!(m.kappa, Some(1.0), "{}", m.metric);
+        } else {
+            assert_eq!(m.kappa, None, "{}", m.metric);
+        }
+    }
+    assert!(varied >= 6, "the fixture varies most metrics: {varied}");
+    let r = p.ranking.as_ref().expect("ranking");
+    assert_eq!(r.sim_rates, r.live_rates);
+    assert_eq!(r.kendall_tau_b, Some(1.0));
+    let g = p.gate.as_ref().expect("gate");
+    assert!(g.same, "{g:?}");
+    assert!(p.disagreements.is_empty());
+}
+
+#[test]
+fn ranking_and_gate_disagree_when_the_live_model_reverses_the_order() {
+    // The sim: C always succeeds, A never. The live model: the reverse.
+    let mut recs = Vec::new();
+    for s in 0..8 {
+        for (strategy, sim_ok) in [("C", true), ("A", false)] {
+            let mut r = record(&format!("s{s}"), 0, "sim:careful", sim_ok, 0);
+            r.strategy = strategy.into();
+            let mut l = record(&format!("s{s}"), 0, "live", !sim_ok, 0);
+            l.strategy = strategy.into();
+            recs.push(r);
+            recs.push(l);
+        }
+    }
+    let c = calibrate(&recs, 100, 1).expect("a pair");
+    let p = &c.pairs[0];
+    let r = p.ranking.as_ref().expect("ranking");
+    assert_eq!(r.kendall_tau_b, Some(-1.0));
+    let g = p.gate.as_ref().expect("gate");
+    assert_eq!(
+        (g.sim_verdict.as_str(), g.live_verdict.as_str(), g.same),
+        ("C above A", "A above C", false)
+    );
+    let ts = p
+        .metrics
+        .iter()
+        .find(|m| m.metric == "task success")
+        .unwrap();
+    assert_eq!(ts.kappa, Some(-1.0));
+    assert_eq!(ts.confusion, vec![vec![0, 8], vec![8, 0]]);
+    // Every cell disagrees; the list is capped and numbered by results.jsonl line.
+    assert_eq!(p.disagreements.len(), 10);
+    assert_eq!(
+        (p.disagreements[0].sim_cell, p.disagreements[0].live_cell),
+        (1, 2)
+    );
 }

@@ -7,6 +7,7 @@
 
 pub mod args;
 mod commands;
+pub mod run_args;
 pub use crate::exit;
 
 use std::path::PathBuf;
@@ -42,6 +43,7 @@ pub fn run(cli: Cli) -> i32 {
         Command::Strategies(cmd) => c::strategies::run(cmd),
         Command::Handoff(args) => c::handoff::run(dir, &args),
         Command::Run(args) => c::run::run(dir, args),
+        Command::Calibrate(args) => c::calibrate::run(dir, args),
         Command::Cache(cmd) => c::cache::run(cmd),
         Command::Audit(args) => c::audit::run(dir, args),
         Command::CheckHandoff(args) => c::check_handoff::run(dir, &args),

@@ -31,6 +31,8 @@ pub struct ReportOptions {
     pub seed: u64,
     /// Level of the ranking's tests; every interval is at `1 − alpha`.
     pub alpha: f64,
+    /// A calibration to quote when the run has none of its own (`report --calibration FILE`).
+    pub calibration: Option<std::path::PathBuf>,
 }
 
 impl Default for ReportOptions {
@@ -40,6 +42,7 @@ impl Default for ReportOptions {
             resamples: 1000,
             seed: crate::DEFAULT_SEED,
             alpha: DEFAULT_ALPHA,
+            calibration: None,
         }
     }
 }

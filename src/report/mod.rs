@@ -12,8 +12,8 @@
 //! be re-rendered without running a cell. Must not: run a cell, change a record, or format
 //! output outside an export.
 
-pub mod agreement;
 pub mod analysis;
+pub mod calibration;
 pub mod compare;
 pub mod curve;
 pub mod domain;
@@ -59,6 +59,10 @@ pub enum ReportError {
     /// A plot could not be drawn.
     #[error(transparent)]
     Plot(#[from] plots::PlotError),
+    /// A calibration file (`report --calibration FILE`, or the folder's `calibration.json`)
+    /// that cannot be read.
+    #[error("{path}: not a calibration file (`compaction-eval calibrate` writes one): {message}")]
+    Calibration { path: PathBuf, message: String },
     #[error("{path}: {source}")]
     Io {
         path: PathBuf,
@@ -77,6 +81,45 @@ fn redact_bytes(bytes: Vec<u8>) -> Vec<u8> {
         Ok(t) => crate::secrets::redact_text(&t).into_owned().into_bytes(),
         Err(e) => e.into_bytes(),
     }
+}
+
+/// The run's calibration (`calibration.json`, `calibration.md`) when it continued shared cells on
+/// a simulated and a live destination; else one read from `opts.calibration` or the folder's
+/// `calibration.json`, quoted by the summary's trust line.
+fn attach_calibration(
+    dir: &Path,
+    records: &[crate::record::RunRecord],
+    opts: &analysis::ReportOptions,
+    summary: &mut Summary,
+) -> Result<(), ReportError> {
+    let own_file = dir.join(calibration::FILE);
+    if let Some(c) = calibration::calibrate(records, opts.resamples, opts.seed) {
+        let json = serde_json::to_vec_pretty(&c).map_err(|e| ReportError::Io {
+            path: own_file.clone(),
+            source: std::io::Error::other(e),
+        })?;
+        let md = dir.join(calibration::MARKDOWN);
+        let text = calibration::markdown(&c, &dir.display().to_string());
+        for (p, bytes) in [
+            (&own_file, redact_bytes(json)),
+            (&md, redact_bytes(text.into_bytes())),
+        ] {
+            crate::durable::write(p, &bytes).map_err(|source| ReportError::Io {
+                path: p.clone(),
+                source,
+            })?;
+        }
+        summary.calibration = Some(c);
+        return Ok(());
+    }
+    let from = match &opts.calibration {
+        Some(p) => p.clone(),
+        None if own_file.is_file() => own_file,
+        None => return Ok(()),
+    };
+    summary.calibration = Some(calibration::read(&from)?);
+    summary.calibration_from = Some(from.display().to_string());
+    Ok(())
 }
 
 /// Writes every export into `dir` from the records there and the manifest, with the default
@@ -118,8 +161,7 @@ pub fn render_dir_with(
     let scenario_records = scenario_cells(&records);
     summary.domains = domain::rows(&scenario_records, &manifest, 1.0 - opts.alpha);
     summary.analysis = analysis::analyse(&scenario_records, &opts);
-    summary.sim_agreement =
-        agreement::sim_live_agreement(&scenario_records, opts.resamples, opts.seed);
+    attach_calibration(dir, &scenario_records, &opts, &mut summary)?;
     let plots = render_plots(&scenario_records, &summary)?;
     let input = ExportInput {
         records: &records,

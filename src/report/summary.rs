@@ -80,10 +80,14 @@ pub struct Summary {
     pub live: Vec<LiveModelRow>,
     /// Errored cells by class over the whole run.
     pub errored_by_class: BTreeMap<String, usize>,
-    /// Each simulated destination's agreement with each live model on the same cells (empty
-    /// unless the run has both).
-    #[serde(skip_serializing_if = "Vec::is_empty")]
-    pub sim_agreement: Vec<super::agreement::AgreementRow>,
+    /// Each simulated destination against each live model on the same cells
+    /// ([`super::calibration`]): the run's own when it has both, else one read from the run
+    /// folder's `calibration.json` or `report --calibration FILE`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub calibration: Option<super::calibration::Calibration>,
+    /// Where a calibration not computed from this run's records came from.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub calibration_from: Option<String>,
 }
 
 /// The same-or-stricter continuity eval of one strategy over every scenario × interrupt point.
@@ -244,6 +248,7 @@ pub fn summarize_at(all: &[RunRecord], alpha: f64) -> Summary {
         transcripts: transcripts::summarize(all),
         live,
         errored_by_class: errored_by_class(records),
-        sim_agreement: Vec::new(),
+        calibration: None,
+        calibration_from: None,
     }
 }

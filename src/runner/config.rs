@@ -57,6 +57,10 @@ pub struct RunConfig {
     /// result, so it is not part of the configuration a resume compares.
     #[serde(skip)]
     pub fail_fast: bool,
+    /// Run only a stratified sample of this many units (scenario × scale × point × strategy;
+    /// every model and repetition of each), `--sample N` ([`super::matrix::sample_points`]).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub sample: Option<usize>,
     /// Run only this part of the matrix (`--shard K/N`).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub shard: Option<Shard>,
@@ -138,6 +142,7 @@ impl Default for RunConfig {
             no_cache: false,
             rerun_errored: false,
             shard: None,
+            sample: None,
             probe: true,
             fail_fast: true,
             source_model: None,

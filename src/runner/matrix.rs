@@ -228,3 +228,76 @@ pub(super) fn handoff_key(
         }),
     }
 }
+
+/// The interrupt points of a stratified sample (`--sample N`): `N / strategies` points (every
+/// strategy runs on each, so strategies are compared on the same points), spread over the
+/// scenarios round-robin — each scenario × scale gives one point before any gives a second —,
+/// the scenarios' order and each scenario's points shuffled from `seed`. `units` are the
+/// matrix's, in matrix order; returns the chosen points as (scenario index, point). Errors name
+/// what is wrong: a sample smaller than one point's strategies, or larger than the matrix.
+pub(super) fn sample_points(
+    units: &[Unit],
+    strategies: usize,
+    n: usize,
+    seed: u64,
+) -> Result<BTreeSet<(usize, Arc<str>)>, String> {
+    let mut points: Vec<(usize, Arc<str>)> = Vec::new();
+    for u in units {
+        let p = (u.scenario, u.point.clone());
+        if points.last() != Some(&p) {
+            points.push(p);
+        }
+    }
+    let strategies = strategies.max(1);
+    if n < strategies {
+        return Err(format!(
+            "--sample {n} is smaller than one interrupt point's {strategies} strategies: the sample runs every strategy on each point it picks, so it needs at least {strategies} units"
+        ));
+    }
+    if n > units.len() {
+        return Err(format!(
+            "--sample {n} is larger than the matrix: it has {} units (scenario × scale × interrupt point × strategy; {} points × {strategies} strategies)",
+            units.len(),
+            points.len()
+        ));
+    }
+    let k = n / strategies;
+    let mut rng = crate::stats::SplitMix64::new(crate::stats::derive_seed(seed, 0x5341_4d50_4c45));
+    // Per scenario (× scale: one plan entry each), its points, shuffled.
+    let mut by_scenario: BTreeMap<usize, Vec<(usize, Arc<str>)>> = BTreeMap::new();
+    for p in points {
+        by_scenario.entry(p.0).or_default().push(p);
+    }
+    let mut order: Vec<usize> = by_scenario.keys().copied().collect();
+    shuffle(&mut order, &mut rng);
+    let mut queues: Vec<Vec<(usize, Arc<str>)>> = order
+        .iter()
+        .map(|s| by_scenario.remove(s).unwrap_or_default())
+        .collect();
+    for q in &mut queues {
+        shuffle(q, &mut rng);
+    }
+    let mut chosen = BTreeSet::new();
+    while chosen.len() < k {
+        let before = chosen.len();
+        for q in &mut queues {
+            if chosen.len() == k {
+                break;
+            }
+            if let Some(p) = q.pop() {
+                chosen.insert(p);
+            }
+        }
+        if chosen.len() == before {
+            break;
+        }
+    }
+    Ok(chosen)
+}
+
+/// Fisher–Yates, from `rng`.
+fn shuffle<T>(v: &mut [T], rng: &mut crate::stats::SplitMix64) {
+    for i in (1..v.len()).rev() {
+        v.swap(i, rng.below(i + 1));
+    }
+}

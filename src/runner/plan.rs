@@ -284,6 +284,21 @@ fn plan_stages(
             shared.interrupt_point(si, s, *scale, &it.point);
         }
     }
+    if let Some(n) = cfg.sample {
+        if cfg.limit.is_some() {
+            return Err(RunError::Usage(
+                "--sample and --limit both choose the cells to run: give one".into(),
+            ));
+        }
+        shared.sample(n, cfg.seed)?;
+        let (units, per_point) = (shared.units.len(), shared.strategies.len().max(1));
+        if units != n {
+            notes.push(format!(
+                "--sample {n} runs {units} units: {} interrupt points × {per_point} strategies (every strategy on each point)",
+                units / per_point
+            ));
+        }
+    }
     let cells = shared.matrix(cfg);
     let selected = select_cells(cfg, &cells);
     let live_models = instances.live_models.clone();
@@ -384,6 +399,18 @@ impl Shared {
             total: 0,
             limit: cfg.limit.map(|l| l as u64).unwrap_or(u64::MAX),
         })
+    }
+
+    /// Keeps the points of a stratified sample of `n` units ([`super::matrix::sample_points`])
+    /// and drops the rest, with their handoffs (never built).
+    fn sample(&mut self, n: usize, seed: u64) -> Result<(), RunError> {
+        let chosen = super::matrix::sample_points(&self.units, self.strategies.len(), n, seed)
+            .map_err(RunError::Usage)?;
+        let keep = |s: usize, p: &Arc<str>| chosen.contains(&(s, p.clone()));
+        self.units.retain(|u| keep(u.scenario, &u.point));
+        self.groups.retain(|g| keep(g.key.scenario, &g.key.point));
+        self.total = (self.units.len() as u64).saturating_mul(self.per_unit);
+        Ok(())
     }
 
     /// Whether `--limit` is reached.

@@ -33,7 +33,7 @@ mod interval;
 mod paired;
 mod passk;
 
-pub use agreement::{Agreement, agreement, kappa_ci};
+pub use agreement::{Agreement, agreement, agreement_of, confusion, kappa_ci, kendall_tau_b};
 pub use bootstrap::{
     SplitMix64, bootstrap_median_ci, bootstrap_median_ci_unclustered, derive_seed,
 };

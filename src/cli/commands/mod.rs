@@ -18,6 +18,7 @@ macro_rules! say {
 pub mod audit;
 pub mod bench;
 pub mod cache;
+pub mod calibrate;
 pub mod check_handoff;
 pub mod compare;
 pub mod context;

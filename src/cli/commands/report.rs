@@ -19,6 +19,7 @@ pub fn run(args: ReportArgs) -> Result<i32, Error> {
         seed: run_seed(&args.dir),
         reference: args.reference,
         resamples: args.resamples,
+        calibration: args.calibration,
         ..ReportOptions::default()
     };
     crate::report::render_dir_with(&args.dir, Some(&opts))?;

@@ -22,10 +22,20 @@ fn say(line: &str) {
 }
 
 pub fn run(dir: &Source, args: RunArgs) -> Result<i32, Error> {
+    run_into(dir, args).map(|(code, _)| code)
+}
+
+/// [`run`], also returning the run folder.
+pub(super) fn run_into(dir: &Source, args: RunArgs) -> Result<(i32, std::path::PathBuf), Error> {
     let transcripts = args.transcripts.clone();
     let cuts = args.cuts;
     let write_tools = args.write_tools.clone();
     let tau = super::tau::TauRun::of(&args);
+    if args.sample.is_some() && (tau.is_some() || transcripts.is_some()) {
+        return Err(Error::Usage(
+            "--sample picks scenario cells; a τ-bench run chooses its cells with --tasks and --cut-rules, a transcript run with --cuts".into(),
+        ));
+    }
     let named_out = args.out.is_some();
     let (cfg, max_errored) = config(dir, args)?;
     let named_out = named_out || cfg.out.parent() != Some(Path::new(REPORTS));
@@ -61,7 +71,7 @@ pub fn run(dir: &Source, args: RunArgs) -> Result<i32, Error> {
     if !named_out {
         point_latest_at(&cfg.out);
     }
-    Ok(code)
+    Ok((code, cfg.out.clone()))
 }
 
 /// Where default run folders go, and the link to the newest of them.
@@ -367,7 +377,7 @@ fn run_transcripts(
 
 /// The run's configuration and the errored fraction `run` tolerates: flags, then the `--config`
 /// file, then the defaults.
-fn config(dir: &Source, a: RunArgs) -> Result<(RunConfig, f64), Error> {
+pub(super) fn config(dir: &Source, a: RunArgs) -> Result<(RunConfig, f64), Error> {
     let a = match &a.config {
         Some(path) => {
             let text = std::fs::read_to_string(path)
@@ -428,6 +438,7 @@ fn config(dir: &Source, a: RunArgs) -> Result<(RunConfig, f64), Error> {
         rerun_errored: a.rerun_errored,
         probe: !a.no_probe,
         fail_fast: !a.no_fail_fast,
+        sample: a.sample,
         shard: a
             .shard
             .as_deref()

@@ -113,6 +113,11 @@ pub struct View {
     pub live: Vec<LiveView>,
     /// Each sim's agreement with each live model (empty unless the run has both).
     pub agreement: Vec<AgreementView>,
+    /// Whether the run folder has its own `calibration.md` to link to.
+    pub calibration_file: bool,
+    /// How far the simulated verdicts are known to hold ([`crate::report::calibration::trust_line`]);
+    /// `None` for a run without a simulated destination.
+    pub trust: Option<String>,
     /// The live destinations' health ([`crate::health`]): figures, and why a ranking is not
     /// meaningful.
     pub health: Vec<HealthView>,
@@ -123,7 +128,7 @@ pub struct View {
 pub struct AgreementView {
     pub sim: String,
     pub live: String,
-    pub outcome: &'static str,
+    pub outcome: String,
     pub n: usize,
     pub scenarios: usize,
     pub rate: String,
@@ -142,6 +147,11 @@ pub struct HealthView {
 pub fn view(records: &[RunRecord], s: &Summary, manifest: &serde_json::Value) -> View {
     let ok = records.iter().filter(|r| r.status == Status::Ok).count();
     let an = &s.analysis;
+    // The run's own calibration is shown in full; one read from elsewhere is only quoted.
+    let own_calibration = s
+        .calibration
+        .as_ref()
+        .filter(|_| s.calibration_from.is_none());
     let mut per: BTreeMap<&str, usize> = BTreeMap::new();
     let lost_facts = s
         .lost_facts
@@ -356,23 +366,31 @@ pub fn view(records: &[RunRecord], s: &Summary, manifest: &serde_json::Value) ->
             .map(|(c, n)| format!("{c}: {n}"))
             .collect::<Vec<_>>()
             .join("; "),
-        agreement: s
-            .sim_agreement
+        agreement: own_calibration
             .iter()
-            .map(|a| AgreementView {
-                sim: a.sim.clone(),
-                live: a.live.clone(),
-                outcome: a.outcome,
-                n: a.n,
-                scenarios: a.scenarios,
-                rate: format!("{:.2}", a.rate),
-                kappa: match (a.kappa, a.kappa_ci) {
-                    (Some(k), Some(ci)) => format!("{k:.2} [{:.2}, {:.2}]", ci.low, ci.high),
-                    (Some(k), None) => format!("{k:.2}"),
-                    (None, _) => "undefined (both constant)".to_string(),
-                },
+            .flat_map(|c| &c.pairs)
+            .flat_map(|p| {
+                p.metrics.iter().map(|m| AgreementView {
+                    sim: p.sim.clone(),
+                    live: p.live.clone(),
+                    outcome: m.metric.clone(),
+                    n: m.n,
+                    scenarios: p.scenarios,
+                    rate: format!("{:.2}", m.rate),
+                    kappa: crate::report::calibration::kappa_text(m),
+                })
             })
             .collect(),
+        calibration_file: own_calibration.is_some(),
+        trust: records
+            .iter()
+            .any(|r| r.model.starts_with("sim:"))
+            .then(|| {
+                crate::report::calibration::trust_line(
+                    s.calibration.as_ref(),
+                    s.calibration_from.as_deref(),
+                )
+            }),
         health: crate::health::assess(records)
             .iter()
             .map(|h| HealthView {
