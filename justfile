@@ -44,3 +44,9 @@ example:
 # errored for a harness reason. See README, "Live models".
 smoke port="8765":
     bash scripts/smoke.sh {{port}}
+
+# Real-model smoke calibration (not CI; needs the network once for pip): the smoke's server and
+# model, `calibrate` on 24 sampled units × sim:careful, sim:literal and the model. See README,
+# "Calibration".
+smoke-calibrate port="8765":
+    bash scripts/smoke.sh {{port}} calibrate

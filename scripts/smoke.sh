@@ -15,10 +15,16 @@
 # shows that real servers accept the requests, tool calls round-trip, the budgets hold and every
 # cell's conversation is saved (conversations.jsonl.gz, viewer.html).
 #
-# Usage: scripts/smoke.sh [PORT]   (or `just smoke`)
+# Usage: scripts/smoke.sh [PORT] [calibrate]   (or `just smoke`, `just smoke-calibrate`)
+#
+# With `calibrate`: the same server and model, `compaction-eval calibrate` on a stratified sample
+# of 24 units (eight interrupt points of the shipped suite × A, C, none, base scale) on
+# sim:careful, sim:literal and the model, written to target/smoke/calibration (calibration.md,
+# report.md). A 135M model's κ says how far the sims stand from *it*, not from a capable model.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 port="${1:-8765}"
+mode="${2:-smoke}"
 dir=target/smoke
 mkdir -p "$dir"
 started=$(date +%s)
@@ -87,6 +93,18 @@ printf '%s\n' \
     'prefill = "<tool_call>\n"' 'stop = ["</tool_call>"]' "request_timeout_s = $timeout" \
     'retries = 0' "cell_timeout_s = $((timeout * 6))" 'max_requests_per_cell = 8' 'context_window = 8192' \
     > "$dir/smoke.toml"
+if [ "$mode" = calibrate ]; then
+    # The smoke's model table, with the sample in place of the smoke's fixed cells.
+    grep -v -e '^scenarios' -e '^interrupts' -e '^models' "$dir/smoke.toml" > "$dir/calibrate.toml"
+    set +e
+    cargo run --quiet -- calibrate --config "$dir/calibrate.toml" --live smollm2 \
+        --models sim:careful,sim:literal --sample 24 --out "$dir/calibration"
+    code=$?
+    set -e
+    finished=$(date +%s)
+    echo "smoke calibrate: exit $code; set-up $((installed - started)) s, run $((finished - installed)) s; see $dir/calibration/calibration.md"
+    case $code in 0|6|13) exit 0 ;; *) exit 1 ;; esac
+fi
 set +e
 cargo run --quiet -- run --config "$dir/smoke.toml" --out "$dir/run"
 code=$?
