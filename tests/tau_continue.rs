@@ -487,6 +487,9 @@ struct Server {
     requests: AtomicUsize,
     fare: String,
     flights: Value,
+    /// Requests being answered now, and the most at once.
+    in_flight: AtomicUsize,
+    most_in_flight: AtomicUsize,
 }
 
 fn completion(message: Value) -> Value {
@@ -497,7 +500,20 @@ fn completion(message: Value) -> Value {
 
 /// The agent writes once it can see the reservation id, else asks for it; after the write it
 /// says the fare. The customer gives the id when asked, and stops once the agent is done.
+/// Every answer takes 50 ms, so cells that run at once overlap.
 async fn chat(
+    state: axum::extract::State<Arc<Server>>,
+    body: axum::Json<Value>,
+) -> axum::Json<Value> {
+    let now = state.in_flight.fetch_add(1, Ordering::SeqCst) + 1;
+    state.most_in_flight.fetch_max(now, Ordering::SeqCst);
+    tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+    let answer = answer(state.clone(), body);
+    state.in_flight.fetch_sub(1, Ordering::SeqCst);
+    answer
+}
+
+fn answer(
     axum::extract::State(s): axum::extract::State<Arc<Server>>,
     axum::Json(body): axum::Json<Value>,
 ) -> axum::Json<Value> {
@@ -533,6 +549,8 @@ fn start(fare: String, flights: Value) -> (u16, Arc<Server>) {
         requests: AtomicUsize::new(0),
         fare,
         flights,
+        in_flight: AtomicUsize::new(0),
+        most_in_flight: AtomicUsize::new(0),
     });
     let port = common::serve(
         axum::Router::new()
@@ -614,4 +632,61 @@ fn a_live_agent_and_a_live_customer_continue_a_cut_on_the_environment() {
         },
     );
     assert!(matches!(refused, Err(e) if e.to_string().contains("--tau-user")));
+}
+
+#[test]
+fn live_cells_run_concurrently_and_their_records_keep_cell_order() {
+    // SAFETY: only the live tests read this variable, and they set the same value.
+    unsafe { std::env::set_var("COMPACTION_EVAL_TAU_TEST_KEY", "sk-test-tau") };
+    let dir = tempfile::tempdir().expect("tmp");
+    let run_file = constructed(dir.path());
+    let run_with = |concurrency: usize, name: &str| {
+        let (port, server) = start(run_file.fare.clone(), run_file.flights.clone());
+        let out = dir.path().join(name);
+        let mut cfg = offline_config(&out, &["none", "A"]);
+        cfg.models = vec!["agent".into()];
+        cfg.reps = 2;
+        cfg.concurrency = concurrency;
+        cfg.no_cache = true;
+        let mut agent = model(port, "agent");
+        agent.max_concurrency = 4;
+        cfg.model_defs = [("agent", agent), ("customer", model(port, "customer"))]
+            .into_iter()
+            .map(|(n, m)| (n.to_string(), m))
+            .collect();
+        cfg.step_budget = 8;
+        let opts = Options {
+            runs: run_file.file.clone(),
+            rules: vec![CutRule::FirstWrite],
+            user_model: Some("customer".into()),
+            ..Options::shipped().expect("data")
+        };
+        let o = run(&cfg, &opts).expect("runs");
+        assert_eq!(o.errored, 0);
+        let text = std::fs::read_to_string(out.join("results.jsonl")).expect("results");
+        (text, server.most_in_flight.load(Ordering::SeqCst))
+    };
+    let (one_at_a_time, most) = run_with(1, "c1");
+    assert_eq!(most, 1, "--concurrency 1: one request at a time");
+    let (parallel, most) = run_with(3, "c3");
+    assert!(
+        most >= 2,
+        "--concurrency 3: cells overlapped ({most} at once)"
+    );
+    // Same cells, same order, same scores: only timings may differ.
+    let strip = |text: &str| -> Vec<Value> {
+        text.lines()
+            .map(|l| {
+                let mut v: Value = serde_json::from_str(l).expect("json");
+                for k in ["first_action_ms", "completion_ms"] {
+                    v["metrics"][k] = Value::Null;
+                }
+                v["diagnostics"]["live"] = Value::Null;
+                v
+            })
+            .collect()
+    };
+    let (a, b) = (strip(&one_at_a_time), strip(&parallel));
+    assert_eq!(a.len(), 6, "full, none and A × 2 repetitions");
+    assert_eq!(a, b);
 }

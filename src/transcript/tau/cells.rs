@@ -271,6 +271,61 @@ fn scored(f: &CutFacts<'_>, mut r: RunRecord, h: &Handoff, c: Continued) -> RunR
     r
 }
 
+/// One live τ-bench cell, with everything it reads owned, so it runs on a runtime worker.
+struct LiveJob {
+    live: Arc<LiveContinuation>,
+    client: Arc<LiveClient>,
+    t: Arc<Transcript>,
+    run: Arc<tau::Run>,
+    cut: Arc<Cut>,
+    state: Arc<crate::state::InterruptedState>,
+    h: Arc<Handoff>,
+    full_tokens: u64,
+    operator_tokens: u64,
+    needed: Vec<crate::transcript::metrics::NeededValue>,
+    gt: Arc<tau::GroundTruth>,
+}
+
+impl LiveJob {
+    /// The cell's record: `r` scored, or errored with the cell's error.
+    async fn continue_cell(self, r: RunRecord, episode: tau::Episode, seed: u64) -> RunRecord {
+        let c = self
+            .live
+            .continue_cell(
+                &self.client,
+                super::live::Prefix {
+                    t: &self.t,
+                    at: self.cut.at,
+                    state: &self.state,
+                },
+                &self.h,
+                episode,
+                crate::runner::record_identity(&r),
+                seed,
+            )
+            .await;
+        let facts = CutFacts {
+            t: &self.t,
+            run: &self.run,
+            cut: &self.cut,
+            full_tokens: self.full_tokens,
+            operator_tokens: self.operator_tokens,
+            needed: self.needed.clone(),
+        };
+        match c {
+            Ok(l) => scored(&facts, r, &self.h, from_lived(l, &self.gt)),
+            Err(e) => errored(r, &e),
+        }
+    }
+}
+
+/// A finished live cell, or the harness error of one that panicked.
+fn joined(
+    done: Result<(usize, RunRecord), tokio::task::JoinError>,
+) -> Result<(usize, RunRecord), TranscriptError> {
+    done.map_err(|e| TranscriptError::Usage(format!("a live τ-bench cell failed: {e}")))
+}
+
 /// Runs the τ-bench part of `cfg` and writes its records and manifest into `cfg.out`.
 pub fn run(cfg: &RunConfig, opts: &Options) -> Result<Outcome, TranscriptError> {
     let env = tau::Env::load(&opts.data).map_err(tau_error)?;
@@ -288,7 +343,23 @@ pub fn run(cfg: &RunConfig, opts: &Options) -> Result<Outcome, TranscriptError> 
     let strategies = eval::strategies(cfg, &registry, &cache)?;
     let mut outcome = Outcome::default();
     let dests = destinations(cfg, &cache, &mut outcome)?;
-    let live = LiveContinuation::new(cfg, opts, &cache, &policy, &dests_live(&dests))?;
+    let live = Arc::new(LiveContinuation::new(
+        cfg,
+        opts,
+        &cache,
+        &policy,
+        &dests_live(&dests),
+    )?);
+    // Live cells run concurrently (at most --concurrency at once, each model within its own
+    // max_concurrency), on the runtime's workers while this loop builds the next handoffs; their
+    // records are put back in cell order at the end.
+    let slots = Arc::new(tokio::sync::Semaphore::new(cfg.concurrency.max(1)));
+    let mut in_flight: tokio::task::JoinSet<(usize, RunRecord)> = tokio::task::JoinSet::new();
+    let mut seq = 0usize;
+    let runs: Vec<(Arc<Transcript>, Arc<tau::Run>)> = runs
+        .into_iter()
+        .map(|(t, r)| (Arc::new(t), Arc::new(r)))
+        .collect();
     let kept = kept_records(cfg)?;
     let done: BTreeSet<crate::record::CellId> = kept.iter().map(RunRecord::id).collect();
     outcome.kept = kept.len();
@@ -315,7 +386,8 @@ pub fn run(cfg: &RunConfig, opts: &Options) -> Result<Outcome, TranscriptError> 
             .filter(|c| opts.rules.is_empty() || opts.rules.contains(&c.rule));
         for cut in chosen {
             outcome.cuts += 1;
-            let state = prefix::state_at(t, &cut, &rule);
+            let state = Arc::new(prefix::state_at(t, &cut, &rule));
+            let cut = Arc::new(cut);
             let mut facts = CutFacts {
                 t,
                 run,
@@ -356,7 +428,9 @@ pub fn run(cfg: &RunConfig, opts: &Options) -> Result<Outcome, TranscriptError> 
                             message: e.to_string(),
                         };
                         for (m, _, rep, seed) in cells {
-                            records.push(errored(base_record(&facts, &id, m, rep, seed), &e))?;
+                            seq += 1;
+                            let r = errored(base_record(&facts, &id, m, rep, seed), &e);
+                            records.push(seq, r)?;
                         }
                         continue;
                     }
@@ -365,38 +439,59 @@ pub fn run(cfg: &RunConfig, opts: &Options) -> Result<Outcome, TranscriptError> 
                     facts.full_tokens = h.tokens_at_restore;
                     facts.needed = needed_values(t, cut.at, &h.text);
                 }
+                let h = Arc::new(h);
                 for (m, d, rep, seed) in cells {
+                    seq += 1;
                     let r = base_record(&facts, &id, m, rep, seed);
-                    let c = match d {
-                        Dest::Follow => Ok(from_followed(
-                            follow(t, &cut, &h.text, &rule, env.episode(run.task.clone())),
-                            &gt_hash,
-                        )),
+                    match d {
+                        Dest::Follow => {
+                            let c = from_followed(
+                                follow(t, &cut, &h.text, &rule, env.episode(run.task.clone())),
+                                &gt_hash,
+                            );
+                            records.push(seq, scored(&facts, r, &h, c))?;
+                        }
                         Dest::Live(client) => {
                             let mut episode = env.episode(run.task.clone());
                             super::follow::replay_prefix(t, &cut, &mut episode);
-                            rt.block_on(live.continue_cell(
-                                client,
-                                super::live::Prefix {
-                                    t,
-                                    at: cut.at,
-                                    state: &state,
+                            let job = LiveJob {
+                                live: live.clone(),
+                                client: client.clone(),
+                                t: t.clone(),
+                                run: run.clone(),
+                                cut: cut.clone(),
+                                state: state.clone(),
+                                h: h.clone(),
+                                full_tokens: facts.full_tokens,
+                                operator_tokens,
+                                needed: facts.needed.clone(),
+                                gt: gt_hash.clone(),
+                            };
+                            let slot = rt
+                                .block_on(slots.clone().acquire_owned())
+                                .map_err(|e| TranscriptError::Usage(e.to_string()))?;
+                            let n = seq;
+                            in_flight.spawn_on(
+                                async move {
+                                    let r = job.continue_cell(r, episode, seed).await;
+                                    drop(slot);
+                                    (n, r)
                                 },
-                                &h,
-                                episode,
-                                crate::runner::record_identity(&r),
-                                seed,
-                            ))
-                            .map(|l| from_lived(l, &gt_hash))
+                                rt.handle(),
+                            );
+                            while let Some(done) = in_flight.try_join_next() {
+                                let (n, r) = joined(done)?;
+                                records.push(n, r)?;
+                            }
                         }
-                    };
-                    records.push(match c {
-                        Ok(c) => scored(&facts, r, &h, c),
-                        Err(e) => errored(r, &e),
-                    })?;
+                    }
                 }
             }
         }
+    }
+    while let Some(done) = rt.block_on(in_flight.join_next()) {
+        let (n, r) = joined(done)?;
+        records.push(n, r)?;
     }
     let records = records.finish()?;
     outcome.records = records.len();
@@ -414,7 +509,10 @@ pub fn run(cfg: &RunConfig, opts: &Options) -> Result<Outcome, TranscriptError> 
 /// The run's records, each also appended to `OUT/journal.jsonl` the moment it exists, so an
 /// interrupted τ-bench run loses no finished cell (`--resume` reads them back).
 struct Sink {
+    /// The records a resumed run kept, in their journal's order.
     records: Vec<RunRecord>,
+    /// This run's records with their place in cell order (live cells finish in any order).
+    fresh: Vec<(usize, RunRecord)>,
     journal: crate::runner::Journal,
     path: std::path::PathBuf,
 }
@@ -441,18 +539,19 @@ impl Sink {
         })?;
         Ok(Sink {
             records: kept,
+            fresh: Vec::new(),
             journal,
             path,
         })
     }
 
-    fn push(&mut self, r: RunRecord) -> Result<(), TranscriptError> {
+    fn push(&mut self, seq: usize, r: RunRecord) -> Result<(), TranscriptError> {
         let mut line = serde_json::to_vec(&r).unwrap_or_default();
         line.push(b'\n');
         self.journal
             .append(&line)
             .map_err(crate::transcript::eval::io_error(&self.path))?;
-        self.records.push(r);
+        self.fresh.push((seq, r));
         Ok(())
     }
 
@@ -460,6 +559,8 @@ impl Sink {
         self.journal
             .sync()
             .map_err(crate::transcript::eval::io_error(&self.path))?;
+        self.fresh.sort_by_key(|(seq, _)| *seq);
+        self.records.extend(self.fresh.into_iter().map(|(_, r)| r));
         Ok(self.records)
     }
 }
