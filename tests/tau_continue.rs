@@ -644,7 +644,7 @@ fn live_cells_run_concurrently_and_their_records_keep_cell_order() {
         let (port, server) = start(run_file.fare.clone(), run_file.flights.clone());
         let out = dir.path().join(name);
         let mut cfg = offline_config(&out, &["none", "A"]);
-        cfg.models = vec!["agent".into()];
+        cfg.models = vec!["sim:follow".into(), "agent".into()];
         cfg.reps = 2;
         cfg.concurrency = concurrency;
         cfg.no_cache = true;
@@ -664,6 +664,15 @@ fn live_cells_run_concurrently_and_their_records_keep_cell_order() {
         let o = run(&cfg, &opts).expect("runs");
         assert_eq!(o.errored, 0);
         let text = std::fs::read_to_string(out.join("results.jsonl")).expect("results");
+        // The report calibrates sim:follow against the live agent on the cells both continued.
+        compaction_eval::report::render_dir(&out).expect("report");
+        let c = compaction_eval::report::calibration::read(&out.join("calibration.json"))
+            .expect("a τ-bench run with a sim and a live model has a calibration");
+        assert_eq!(
+            (c.pairs[0].sim.as_str(), c.pairs[0].live.as_str()),
+            ("sim:follow", "agent")
+        );
+        assert_eq!((c.pairs[0].cells, c.pairs[0].scenarios), (6, 1), "one task");
         (text, server.most_in_flight.load(Ordering::SeqCst))
     };
     let (one_at_a_time, most) = run_with(1, "c1");
@@ -687,6 +696,10 @@ fn live_cells_run_concurrently_and_their_records_keep_cell_order() {
             .collect()
     };
     let (a, b) = (strip(&one_at_a_time), strip(&parallel));
-    assert_eq!(a.len(), 6, "full, none and A × 2 repetitions");
+    assert_eq!(
+        a.len(),
+        12,
+        "full, none and A × 2 repetitions × 2 destinations"
+    );
     assert_eq!(a, b);
 }

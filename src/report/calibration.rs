@@ -16,7 +16,7 @@ use std::collections::BTreeMap;
 
 use serde::{Deserialize, Serialize};
 
-use crate::record::{RunRecord, Status};
+use crate::record::{RunRecord, Source, Status};
 use crate::results::outcome::{is_unsafe, paired_difference, safe_success};
 use crate::results::paired::record_cluster;
 use crate::stats::{Interval, agreement_of, confusion, derive_seed, kappa_ci, kendall_tau_b};
@@ -165,13 +165,15 @@ fn key(r: &RunRecord) -> Key {
 /// A record and its number in `results.jsonl` (1 for the first line).
 type Numbered<'a> = (usize, &'a RunRecord);
 
-/// Every sim × live pair of `records` (in `results.jsonl` order), scored cells only; `None`
-/// unless some pair shares a cell.
+/// Every sim × live pair of `records` (every line of `results.jsonl`, in order), scored scenario
+/// and τ-bench cells only; `None` unless some pair shares a cell.
 pub fn calibrate(records: &[RunRecord], resamples: usize, seed: u64) -> Option<Calibration> {
     let mut sims: BTreeMap<&str, BTreeMap<Key, Numbered>> = BTreeMap::new();
     let mut lives: BTreeMap<&str, BTreeMap<Key, Numbered>> = BTreeMap::new();
     for (i, r) in records.iter().enumerate() {
-        if r.status != Status::Ok {
+        // Scenario and τ-bench cells have the metrics compared; transcript cells have none. The
+        // numbering stays that of every line, as `show` counts them.
+        if r.status != Status::Ok || !matches!(r.source, Source::Scenario | Source::Tau) {
             continue;
         }
         let side = if is_sim(r) {

@@ -161,7 +161,7 @@ pub fn render_dir_with(
     let scenario_records = scenario_cells(&records);
     summary.domains = domain::rows(&scenario_records, &manifest, 1.0 - opts.alpha);
     summary.analysis = analysis::analyse(&scenario_records, &opts);
-    attach_calibration(dir, &scenario_records, &opts, &mut summary)?;
+    attach_calibration(dir, &records, &opts, &mut summary)?;
     let plots = render_plots(&scenario_records, &summary)?;
     let input = ExportInput {
         records: &records,
