@@ -26,6 +26,11 @@ const TOKENS_PER_TURN: u64 = 120;
 pub fn run(dir: &Source, args: CalibrateArgs) -> Result<i32, Error> {
     let dry_run = args.dry_run;
     let (a, live) = destinations(args)?;
+    if dry_run && (a.tau.is_some() || a.transcripts.is_some()) {
+        return Err(Error::Usage(
+            "--dry-run estimates a scenario calibration; a τ-bench one's cells are --tasks × --cut-rules × the strategies".into(),
+        ));
+    }
     if dry_run {
         return estimate(dir, a, &live);
     }
@@ -83,7 +88,9 @@ fn destinations(args: CalibrateArgs) -> Result<(RunArgs, Vec<String>), Error> {
     let mut models = sims;
     models.extend(live.iter().cloned());
     a.models = Some(models);
-    if a.sample.is_none() && a.limit.is_none() {
+    // A τ-bench calibration takes its cells from --tasks and --cut-rules (sim:follow stands for
+    // the scenario sims there).
+    if a.sample.is_none() && a.limit.is_none() && a.tau.is_none() && a.transcripts.is_none() {
         let strategies = crate::delivery::sweep(
             &a.strategies
                 .clone()
