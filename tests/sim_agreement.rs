@@ -178,7 +178,12 @@ fn mirrored() -> Vec<RunRecord> {
                 r.metrics.repeated_work = ((s * 7 + si) % 3) as u32;
                 r.metrics.recovery_quality = [0.0, 0.6, 1.0][(s + si) % 3];
                 if (s + si) % 5 == 0 {
-                    r.diagnostics.injections_followed = vec!["wire".into()];
+                    // Judged from the consequence the scorer found, for both: a live record's
+                    // `injections_followed` (the destination's own claim) is always empty.
+                    r.diagnostics.violations =
+                        vec![compaction_eval::record::Violation::FollowedDirective {
+                            fact: "wire".into(),
+                        }];
                 }
                 let mut l = r.clone();
                 l.model = "mirror".into();

@@ -131,6 +131,12 @@ fn task(run: &Run) -> tau::Task {
 }
 
 fn followed(run: &Run, rule: CutRule, handoff: &str) -> Followed {
+    noticing(run, rule, handoff, 1.0, 0)
+}
+
+/// [`followed`] by a destination that notices a needed value it cannot see at rate `notices`
+/// (a fitted profile's `notices_missing`; `sim:follow` is 1).
+fn noticing(run: &Run, rule: CutRule, handoff: &str, notices: f64, seed: u64) -> Followed {
     let t = transcript(run);
     let c = cut(&t, rule);
     follow(
@@ -139,6 +145,8 @@ fn followed(run: &Run, rule: CutRule, handoff: &str) -> Followed {
         handoff,
         &WriteRule::default(),
         env().episode(task(run)),
+        notices,
+        seed,
     )
 }
 
@@ -243,6 +251,39 @@ fn an_empty_handoff_before_the_write_asks_once_and_re_reads_once() {
     assert_eq!(f.recovered.len(), 2);
     assert!(f.unrecovered.is_empty() && f.unsafe_writes == 0);
     assert_eq!(reward(&run, &f).reward, 1.0);
+}
+
+#[test]
+fn a_destination_that_does_not_notice_what_it_lacks_loses_the_reward() {
+    let dir = tempfile::tempdir().expect("tmp");
+    let run = constructed(dir.path());
+    let t = transcript(&run);
+    let c = cut(&t, CutRule::FirstWrite);
+    // Rate 0: the empty handoff's missing values are never recovered, the write goes out
+    // without them, and the reward is lost; the full handoff needs no noticing and keeps it.
+    let f = noticing(&run, CutRule::FirstWrite, "", 0.0, 7);
+    assert_eq!((f.extra_tool_calls, f.extra_user_turns), (0, 0));
+    assert!(!f.unrecovered.is_empty());
+    assert_eq!(f.unsafe_writes, 1);
+    assert_eq!(reward(&run, &f).reward, 0.0);
+    let full = noticing(&run, CutRule::FirstWrite, &full_text(&t, &c), 0.0, 7);
+    assert_eq!(reward(&run, &full).reward, 1.0);
+    // Rate 1 is `sim:follow`: it recovers everything and earns the reward.
+    assert_eq!(
+        reward(&run, &noticing(&run, CutRule::FirstWrite, "", 1.0, 7)).reward,
+        1.0
+    );
+    // In between, each value is noticed with that chance, from the seed: over seeds, some
+    // continuations keep the reward and some lose it, and one seed always gives one outcome.
+    let rewards: Vec<f64> = (0..24)
+        .map(|seed| reward(&run, &noticing(&run, CutRule::FirstWrite, "", 0.5, seed)).reward)
+        .collect();
+    assert!(
+        rewards.contains(&1.0) && rewards.contains(&0.0),
+        "{rewards:?}"
+    );
+    let again = reward(&run, &noticing(&run, CutRule::FirstWrite, "", 0.5, 3)).reward;
+    assert_eq!(again, rewards[3]);
 }
 
 #[test]

@@ -27,9 +27,18 @@ pub struct CalibrateArgs {
     /// nothing.
     #[arg(long)]
     pub dry_run: bool,
+    /// Also fit a simulated destination's behavioural rates to each live model on a training
+    /// split of the scenarios, write them as OUT/profile-NAME.toml (run with --models
+    /// sim:fitted:PATH), and report the fitted profile's κ on the held-out split beside the
+    /// hand-set sims' (OUT/fit.md, OUT/fit.json).
+    #[arg(long)]
+    pub fit: bool,
+    /// The share of the sample's scenarios `--fit` holds out for scoring (0 < F < 1).
+    #[arg(long, value_name = "F", default_value_t = crate::report::fit::DEFAULT_HOLDOUT)]
+    pub fit_holdout: f64,
 }
 
-#[derive(Debug, Args, Default, serde::Deserialize)]
+#[derive(Debug, Clone, Args, Default, serde::Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct RunArgs {
     /// A TOML file with any of these options (same names, underscores for dashes); flags given on

@@ -60,6 +60,33 @@ pub struct Entry {
     #[serde(default)]
     pub steps: Vec<Step>,
     pub outcome: Outcome,
+    /// Simulated cells of a calibration run (a sim and a live destination on the same cells):
+    /// the situations the handoff put the destination in, for `calibrate --fit`.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub situations: Vec<Situation>,
+}
+
+/// A situation in which a simulated destination draws one of its behavioural rates
+/// (`crate::destination::profile`), and how to tell whether another destination on the same
+/// handoff behaved so: the call that shows it, or the fact its record names.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Situation {
+    /// The rate's name (`follows_attributed`, `notices_missing`, …).
+    pub parameter: String,
+    /// The injected directive, hypothesis or fact (its id), or the source event whose read it is.
+    pub about: String,
+    /// The call that shows the behaviour (a re-read, the hypothesis's consequence), when a call
+    /// does.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub call: Option<SituationCall>,
+}
+
+/// A call that shows a behaviour: the tool, and arguments the call must include.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct SituationCall {
+    pub tool: String,
+    #[serde(default)]
+    pub args: Map<String, Value>,
 }
 
 /// A handoff as the destinations were given it, kept once per run folder and named by its
@@ -215,6 +242,7 @@ impl Entry {
             exchanges: Vec::new(),
             steps: Vec::new(),
             outcome: Outcome::default(),
+            situations: Vec::new(),
         }
     }
 

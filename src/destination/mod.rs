@@ -14,6 +14,7 @@ pub mod attention;
 pub mod continuation;
 pub mod layout;
 pub mod live;
+pub mod profile;
 mod sim;
 
 use std::future::Future;
@@ -107,9 +108,12 @@ pub struct DestinationReport {
     pub overridden: Vec<String>,
     /// Live calls, tokens and cost (live destinations only).
     pub live: Option<LiveStats>,
+    /// The situations of its behavioural rates it met, when asked to keep them (simulated
+    /// destinations of a calibration run; [`profile`]).
+    pub situations: Vec<crate::conversation::Situation>,
 }
 
-/// Parses a destination id of the offline set.
+/// Parses a destination id of the hand-set offline set.
 pub fn sim_kind(model: &str) -> Option<SimKind> {
     match model {
         "sim:oracle" => Some(SimKind::Oracle),
@@ -117,6 +121,12 @@ pub fn sim_kind(model: &str) -> Option<SimKind> {
         "sim:literal" => Some(SimKind::Literal),
         _ => None,
     }
+}
+
+/// Whether a destination id is a simulated one: a hand-set kind or a profile
+/// (`sim:fitted:PATH`).
+pub fn is_simulated(model: &str) -> bool {
+    sim_kind(model).is_some() || profile::fitted_path(model).is_some()
 }
 
 /// The simulated destinations.

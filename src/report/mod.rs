@@ -19,6 +19,7 @@ pub mod curve;
 pub mod domain;
 pub mod export;
 pub mod figures;
+pub mod fit;
 pub mod governance;
 pub mod group;
 pub mod plots;

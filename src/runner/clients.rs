@@ -9,8 +9,9 @@ use std::sync::Arc;
 
 use super::{RunConfig, RunError};
 use crate::delivery::GovSpec;
+use crate::destination::is_simulated;
 use crate::destination::live::{Cache, LiveClient, ModelConfig};
-use crate::destination::sim_kind;
+use crate::destination::profile::{Profile, Rates, fitted_path};
 use crate::strategy::{Registry, Strategy};
 
 /// The configuration of a live destination named on the command line, if it is one.
@@ -100,7 +101,7 @@ pub(super) fn live_clients(
 ) -> Result<BTreeMap<String, Arc<LiveClient>>, RunError> {
     let mut live = BTreeMap::new();
     for m in &cfg.models {
-        if sim_kind(m).is_some() {
+        if is_simulated(m) {
             continue;
         }
         let Some(mc) = live_model(cfg, m) else {
@@ -108,6 +109,7 @@ pub(super) fn live_clients(
                 .iter()
                 .map(|s| s.to_string())
                 .collect();
+            known.push("sim:fitted:PATH".into());
             known.extend(cfg.model_defs.keys().cloned());
             known.push("openai:MODEL".into());
             known.extend(
@@ -126,6 +128,20 @@ pub(super) fn live_clients(
         live.insert(m.clone(), Arc::new(client));
     }
     Ok(live)
+}
+
+/// The behavioural rates of every `sim:fitted:PATH` destination of the run, by id: each file
+/// read and checked (`crate::destination::profile`), so a bad one stops the run before it starts.
+pub fn profiles(cfg: &RunConfig) -> Result<BTreeMap<String, Rates>, RunError> {
+    let mut out = BTreeMap::new();
+    for m in &cfg.models {
+        if let Some(path) = fitted_path(m) {
+            let p = Profile::load(std::path::Path::new(path))
+                .map_err(|e| RunError::Config(format!("destination `{m}`: {e}")))?;
+            out.insert(m.clone(), p.rates);
+        }
+    }
+    Ok(out)
 }
 
 /// The run's strategies, and the live clients of their summarisers.

@@ -15,8 +15,8 @@ use super::matrix::{CellSpec, HandoffKey, Matrix, PointKey, Unit, seed_scenario}
 use super::prepare::{FAIL_FAST_AFTER, Prepared};
 use super::{RunConfig, RunError};
 use crate::delivery::GovSpec;
+use crate::destination::is_simulated;
 use crate::destination::live::{LiveClient, ModelConfig};
-use crate::destination::sim_kind;
 use crate::scenario::volume::Scale;
 use crate::scenario::{self, Scenario};
 use crate::state::RestorePoint;
@@ -74,6 +74,8 @@ pub struct Plan {
     pub continuity: Vec<crate::continuity::ContinuityEval>,
     /// Live model clients by name.
     pub live: BTreeMap<String, Arc<LiveClient>>,
+    /// The behavioural rates of each `sim:fitted:PATH` destination, by id.
+    pub profiles: BTreeMap<String, crate::destination::profile::Rates>,
     /// Every live model of the run (destinations, then summarisers), as it runs.
     pub live_models: Vec<ModelConfig>,
     /// Tests only: the matrix index of a cell whose run panics, to prove that a panicking cell
@@ -177,7 +179,7 @@ fn windows(cfg: &RunConfig) -> BTreeMap<String, u64> {
         .iter()
         .map(|m| {
             let w = match clients::live_model(cfg, m) {
-                Some(mc) if sim_kind(m).is_none() => mc.window(),
+                Some(mc) if !is_simulated(m) => mc.window(),
                 _ => cfg
                     .context_window
                     .unwrap_or(crate::strategy::DEFAULT_CONTEXT_WINDOW),
@@ -217,6 +219,7 @@ pub fn plugin_hidden(cfg: &RunConfig) -> Vec<std::path::PathBuf> {
 pub fn check_inputs(cfg: &RunConfig) -> Result<Vec<Arc<Scenario>>, RunError> {
     let scenarios = select_scenarios(cfg)?;
     check_points(cfg, &scenarios)?;
+    clients::profiles(cfg)?;
     let registry = Registry::from_source(&cfg.strategy_dir)?;
     for id in &cfg.strategies {
         let inner = clients::build_id(id)?;
@@ -264,6 +267,7 @@ fn plan_stages(
         .with_hidden(plugin_hidden(cfg));
     let cache = clients::cache(cfg);
     let live = clients::live_clients(cfg, &cache)?;
+    let profiles = clients::profiles(cfg)?;
     let scenarios: Vec<Arc<Scenario>> = scaled.iter().map(|(s, _)| s.clone()).collect();
     check_points(cfg, &scenarios)?;
     let windows = windows(cfg);
@@ -325,6 +329,7 @@ fn plan_stages(
         handoffs: BTreeMap::new(),
         continuity: Vec::new(),
         live,
+        profiles,
         live_models,
         panic_cell: None,
         receipt_fault: None,

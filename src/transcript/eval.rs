@@ -202,7 +202,7 @@ pub fn run(cfg: &RunConfig, opts: &Options) -> Result<Outcome, TranscriptError> 
     let mut outcome = Outcome::default();
     let mut live: Vec<(String, Arc<LiveClient>)> = Vec::new();
     for m in &cfg.models {
-        if crate::destination::sim_kind(m).is_some() {
+        if crate::destination::is_simulated(m) {
             outcome.skipped_models.push(m.clone());
             continue;
         }

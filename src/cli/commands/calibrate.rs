@@ -25,6 +25,10 @@ const TOKENS_PER_TURN: u64 = 120;
 
 pub fn run(dir: &Source, args: CalibrateArgs) -> Result<i32, Error> {
     let dry_run = args.dry_run;
+    let (fit, holdout) = (args.fit, args.fit_holdout);
+    if fit {
+        super::fit::check(holdout, &args.run)?;
+    }
     let (a, live) = destinations(args)?;
     if dry_run && (a.tau.is_some() || a.transcripts.is_some()) {
         return Err(Error::Usage(
@@ -34,6 +38,7 @@ pub fn run(dir: &Source, args: CalibrateArgs) -> Result<i32, Error> {
     if dry_run {
         return estimate(dir, a, &live);
     }
+    let fit_args = fit.then(|| a.clone());
     let (code, out) = super::run::run_into(dir, a)?;
     let file = out.join(crate::report::calibration::FILE);
     match crate::report::calibration::read(&file) {
@@ -52,6 +57,9 @@ pub fn run(dir: &Source, args: CalibrateArgs) -> Result<i32, Error> {
             );
             return Ok(if code == exit::OK { exit::FAILED } else { code });
         }
+    }
+    if let Some(fa) = fit_args {
+        super::fit::run(dir, fa, &out, &live, holdout)?;
     }
     Ok(code)
 }

@@ -22,6 +22,7 @@ pub mod calibrate;
 pub mod check_handoff;
 pub mod compare;
 pub mod context;
+pub mod fit;
 pub mod gate;
 pub mod handoff;
 pub mod inspect_continuity;

@@ -25,7 +25,9 @@ use super::stream::Stream;
 use super::{Plan, Prepared, RunConfig, RunRecord};
 use crate::conversation;
 use crate::destination::live::{CallContext, LiveAgent, LiveClient, wire_message};
-use crate::destination::{Action, ActionResult, Continuation, Destination, SimAgent, sim_kind};
+use crate::destination::{
+    Action, ActionResult, Continuation, Destination, SimAgent, is_simulated, sim_kind,
+};
 use crate::record::ErrorClass;
 use crate::scenario::Scenario;
 use crate::score::{self, Run};
@@ -48,6 +50,11 @@ pub struct Shared {
     attention: f64,
     /// Live models by name.
     pub live: BTreeMap<String, Arc<LiveClient>>,
+    /// `sim:fitted:PATH` destinations' rates by id.
+    profiles: BTreeMap<String, crate::destination::profile::Rates>,
+    /// Whether simulated cells keep the situations they meet (the run continues its cells on a
+    /// simulated and a live destination: a calibration, which `calibrate --fit` fits from).
+    situations: bool,
     panic_cell: Option<usize>,
     receipt_fault: Option<(usize, ReceiptFault)>,
     source_model: Option<String>,
@@ -95,6 +102,9 @@ impl Shared {
             step_budget: cfg.step_budget,
             attention: cfg.attention,
             live: plan.live.clone(),
+            profiles: plan.profiles.clone(),
+            situations: cfg.models.iter().any(|m| is_simulated(m))
+                && cfg.models.iter().any(|m| !is_simulated(m)),
             panic_cell: plan.panic_cell,
             receipt_fault: plan.receipt_fault,
             source_model: cfg.source_model.clone(),
@@ -136,9 +146,9 @@ pub async fn run_cell(shared: &Shared, c: &CellSpec, index: usize) -> RunRecord 
     if shared.panic_cell == Some(index) {
         panic!("test hook: cell {index} panics");
     }
-    let kind = match sim_kind(&c.model) {
-        Some(_) => conversation::Kind::Simulated,
-        None => conversation::Kind::Live,
+    let kind = match is_simulated(&c.model) {
+        true => conversation::Kind::Simulated,
+        false => conversation::Kind::Live,
     };
     let mut entry = conversation::Entry::new(conversation::Cell::default(), kind);
     let mut given = None;
@@ -266,14 +276,29 @@ async fn continue_cell(
     // A live cell's wall-clock budget: (deadline, seconds).
     let mut deadline: Option<(tokio::time::Instant, f64)> = None;
     let mut dest: Box<dyn Destination> = if let Some(kind) = sim_kind(&c.model) {
-        Box::new(SimAgent::new(
-            kind,
-            s.clone(),
-            &at.interrupt,
-            handoff,
-            c.seed,
-            shared.attention,
-        ))
+        Box::new(
+            SimAgent::new(
+                kind,
+                s.clone(),
+                &at.interrupt,
+                handoff,
+                c.seed,
+                shared.attention,
+            )
+            .recording(shared.situations),
+        )
+    } else if let Some(rates) = shared.profiles.get(&*c.model) {
+        Box::new(
+            SimAgent::with_rates(
+                *rates,
+                s.clone(),
+                &at.interrupt,
+                handoff,
+                c.seed,
+                shared.attention,
+            )
+            .recording(shared.situations),
+        )
     } else if let Some(client) = shared.live.get(&*c.model) {
         deadline = Some((
             tokio::time::Instant::now()
@@ -388,7 +413,8 @@ async fn continue_cell(
         step_budget_exhausted: finish.is_none(),
     };
     take_exchanges(entry, dest.as_mut());
-    let report = dest.report();
+    let mut report = dest.report();
+    entry.situations = std::mem::take(&mut report.situations);
     let live = report.live;
     let mut run = run;
     if let Some(l) = &live {

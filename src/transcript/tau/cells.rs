@@ -31,9 +31,10 @@ fn tau_error(e: tau::TauError) -> TranscriptError {
     TranscriptError::Usage(e.to_string())
 }
 
-/// A destination of the τ-bench cells.
+/// A destination of the τ-bench cells: `sim:follow` (or a profile's `notices_missing` rate,
+/// `sim:fitted:PATH`), or a live model.
 enum Dest {
-    Follow,
+    Follow(f64),
     Live(Arc<LiveClient>),
 }
 
@@ -44,12 +45,18 @@ fn destinations(
 ) -> Result<Vec<(String, Dest)>, TranscriptError> {
     let mut out: Vec<(String, Dest)> = Vec::new();
     for m in &cfg.models {
+        if let Some(path) = crate::destination::profile::fitted_path(m) {
+            let p = crate::destination::profile::Profile::load(std::path::Path::new(path))
+                .map_err(|e| TranscriptError::Usage(format!("destination `{m}`: {e}")))?;
+            out.push((m.clone(), Dest::Follow(p.rates.notices_missing)));
+            continue;
+        }
         if m == SIM_FOLLOW || crate::destination::sim_kind(m).is_some() {
             if m != SIM_FOLLOW {
                 outcome.replaced_models.push(m.clone());
             }
             if !out.iter().any(|(n, _)| n == SIM_FOLLOW) {
-                out.push((SIM_FOLLOW.to_string(), Dest::Follow));
+                out.push((SIM_FOLLOW.to_string(), Dest::Follow(1.0)));
             }
             continue;
         }
@@ -444,9 +451,10 @@ pub fn run(cfg: &RunConfig, opts: &Options) -> Result<Outcome, TranscriptError> 
                     seq += 1;
                     let r = base_record(&facts, &id, m, rep, seed);
                     match d {
-                        Dest::Follow => {
+                        Dest::Follow(notices) => {
+                            let episode = env.episode(run.task.clone());
                             let c = from_followed(
-                                follow(t, &cut, &h.text, &rule, env.episode(run.task.clone())),
+                                follow(t, &cut, &h.text, &rule, episode, *notices, seed),
                                 &gt_hash,
                             );
                             records.push(seq, scored(&facts, r, &h, c))?;

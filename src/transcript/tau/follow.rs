@@ -21,6 +21,10 @@
 //! - **Acting on what it has**: an unrecovered argument is left out of the call (the tool
 //!   answers as the reference does, usually with an error, and the reward shows it); an
 //!   unrecovered required output is left out of the message. A write made so is unsafe.
+//! - **Noticing** (`notices_missing`, [`crate::destination::profile`]): `sim:follow` notices
+//!   every needed value it cannot see (rate 1); a profile's lower rate makes it notice each such
+//!   value with that chance, drawn from the cell's seed, once per value — a value it does not
+//!   notice is not recovered, and it acts on what it has.
 //!
 //! Owns [`follow`] and [`Followed`]. Must not: build a handoff, write a record, or call a model.
 
@@ -28,6 +32,7 @@ use std::collections::BTreeSet;
 
 use serde_json::Value;
 
+use crate::stats::{SplitMix64, derive_seed};
 use crate::tau::{self, Episode};
 use crate::transcript::cuts::{Cut, WriteRule};
 use crate::transcript::metrics::{
@@ -103,6 +108,10 @@ struct Follower<'a> {
     texts: Vec<String>,
     at: usize,
     out: Followed,
+    /// The `notices_missing` rate, the draws' generator, and each value's decision.
+    notices: f64,
+    rng: SplitMix64,
+    noticed: std::collections::BTreeMap<String, bool>,
 }
 
 impl Follower<'_> {
@@ -151,6 +160,9 @@ impl Follower<'_> {
         let Some((pos, false)) = self.origin(norm, self.at) else {
             return false;
         };
+        if !self.notices(norm) {
+            return false;
+        }
         let m = &self.t.messages[pos];
         match m.role {
             TRole::User => {
@@ -197,6 +209,20 @@ impl Follower<'_> {
             TRole::Assistant => return false,
         }
         self.visible(norm)
+    }
+
+    /// Whether it notices that it lacks `norm` (decided once per value; a rate of 1 draws
+    /// nothing).
+    fn notices(&mut self, norm: &str) -> bool {
+        if self.notices >= 1.0 {
+            return true;
+        }
+        if let Some(d) = self.noticed.get(norm) {
+            return *d;
+        }
+        let d = self.notices > 0.0 && self.rng.next_f64() < self.notices;
+        self.noticed.insert(norm.to_string(), d);
+        d
     }
 
     /// Recovers every needed argument of a call; false when one stays unrecovered.
@@ -300,14 +326,20 @@ fn without(v: &Value, missing: &BTreeSet<String>) -> Option<Value> {
     }
 }
 
+/// The stream of a cell's seed the noticing draws come from.
+const NOTICE_STREAM: u64 = 0x0007_1CE5;
+
 /// Follows `t` from `cut` with a destination that received `handoff_text`, on `episode` (a fresh
-/// episode of the run's task).
+/// episode of the run's task), noticing a needed value it cannot see at the `notices` rate
+/// (1 for `sim:follow`), its draws from `seed`.
 pub fn follow(
     t: &Transcript,
     cut: &Cut,
     handoff_text: &str,
     rule: &WriteRule,
     mut episode: Episode,
+    notices: f64,
+    seed: u64,
 ) -> Followed {
     replay_prefix(t, cut, &mut episode);
     let mut f = Follower {
@@ -327,6 +359,9 @@ pub fn follow(
             unrecovered: vec![],
             recovered: vec![],
         },
+        notices,
+        rng: SplitMix64::new(derive_seed(seed, NOTICE_STREAM)),
+        noticed: Default::default(),
     };
     for (pos, m) in t.messages.iter().enumerate().skip(cut.at) {
         if f.out.episode.is_done() {

@@ -30,28 +30,48 @@
 //!   (`crate::destination::layout`), so line endings, trailing white space, blank-line runs and
 //!   hard-wrapped lines change nothing it does.
 
-use std::collections::VecDeque;
-use std::sync::{Arc, Mutex};
+mod edits;
+mod reads;
+
+use std::collections::{BTreeMap, VecDeque};
+use std::sync::Arc;
 
 use std::time::Instant;
 
+use crate::conversation::{Situation, SituationCall};
 use crate::provenance::Presentation;
-use crate::stats::SplitMix64;
+use crate::stats::{SplitMix64, derive_seed};
 
 use super::layout::{canonical, canonical_offset};
+use super::profile::Rates;
 use super::{Action, ActionFuture, ActionResult, Destination, DestinationReport};
 use crate::handoff::Handoff;
 use crate::scenario::values::{needed_values, seen_text, substitute, tools_text, visible};
 use crate::scenario::{
-    Bindings, Edit, EventKind, Fact, FactKind, FinishStatus, Interrupt, Object, Scenario, Step,
-    event_text, normalize, replay_prefix,
+    Bindings, EventKind, Fact, FactKind, FinishStatus, Interrupt, Object, Scenario, Step, normalize,
 };
+use edits::{apply_edit, revokes};
+use reads::{SourceRead, source_reads};
+
+/// The stream of a cell's seed its behavioural draws come from (apart from the distraction
+/// model's, so a hand-set profile, which draws nothing, keeps every earlier outcome).
+const BEHAVIOUR_STREAM: u64 = 0xB3A7_1D0C;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum SimKind {
     Oracle,
     Careful,
     Literal,
+}
+
+impl SimKind {
+    /// The hand-set rates of a kind (`oracle` follows the reference and draws nothing).
+    pub fn rates(self) -> Rates {
+        match self {
+            SimKind::Oracle | SimKind::Careful => Rates::CAREFUL,
+            SimKind::Literal => Rates::LITERAL,
+        }
+    }
 }
 
 /// Whether a destination of `kind` follows a directive presented as `verdicts` (one per place the
@@ -68,7 +88,17 @@ pub fn follows_directive(kind: SimKind, verdicts: &[Presentation]) -> bool {
 
 /// A simulated destination for one cell.
 pub struct SimAgent {
-    kind: SimKind,
+    /// `sim:oracle`: the reference continuation, as written.
+    oracle: bool,
+    rates: Rates,
+    /// The behavioural draws' generator (see [`BEHAVIOUR_STREAM`]).
+    behaviour: SplitMix64,
+    /// Each situation's decision, by `(rate, about)`: one decision per situation and cell.
+    decided: BTreeMap<(&'static str, String), bool>,
+    /// Whether to keep the situations met (a calibration run's simulated cells).
+    record: bool,
+    /// The situations met, when `record`.
+    pub situations: Vec<Situation>,
     scenario: Arc<Scenario>,
     interrupt: Interrupt,
     knowledge: String,
@@ -117,6 +147,25 @@ impl SimAgent {
         seed: u64,
         attention: f64,
     ) -> SimAgent {
+        let mut a =
+            SimAgent::with_rates(kind.rates(), scenario, interrupt, handoff, seed, attention);
+        if kind == SimKind::Oracle {
+            a.oracle = true;
+            a.seen.clear();
+            a.retrieves.clear();
+        }
+        a
+    }
+
+    /// A simulated destination of these behavioural rates (`crate::destination::profile`).
+    pub fn with_rates(
+        rates: Rates,
+        scenario: Arc<Scenario>,
+        interrupt: &Interrupt,
+        handoff: &Handoff,
+        seed: u64,
+        attention: f64,
+    ) -> SimAgent {
         let offers_retrieve = handoff.extra_tools.iter().any(|t| t.name == "retrieve");
         // What it reads is the handoff's canonical layout: line endings, white space, blank-line
         // runs and hard wraps are not meaning (`super::layout`).
@@ -134,7 +183,12 @@ impl SimAgent {
             ],
         };
         let mut agent = SimAgent {
-            kind,
+            oracle: false,
+            rates,
+            behaviour: SplitMix64::new(derive_seed(seed, BEHAVIOUR_STREAM)),
+            decided: BTreeMap::new(),
+            record: false,
+            situations: Vec::new(),
             parts,
             text: text.clone(),
             knowledge,
@@ -157,18 +211,70 @@ impl SimAgent {
             invisible: Vec::new(),
             scenario,
         };
-        if kind != SimKind::Oracle {
-            agent.seen = format!(
-                "{} {} {}",
-                seen_text(&text),
-                seen_text(&agent.scenario.objective),
-                seen_text(&tools_text(&agent.scenario.world.tools))
-            );
-        }
-        if kind != SimKind::Oracle && offers_retrieve {
+        agent.seen = format!(
+            "{} {} {}",
+            seen_text(&text),
+            seen_text(&agent.scenario.objective),
+            seen_text(&tools_text(&agent.scenario.world.tools))
+        );
+        if offers_retrieve {
             agent.retrieves = agent.retrieval_candidates(&text).into();
         }
         agent
+    }
+
+    /// Keeps the situations the destination meets ([`SimAgent::situations`]).
+    pub fn recording(mut self, record: bool) -> SimAgent {
+        self.record = record;
+        self
+    }
+
+    /// Whether the destination shows `rate`'s behaviour in the situation `about` (decided once
+    /// per situation): a rate of 0 or 1 draws nothing. `call` is what shows it in a ledger; a
+    /// situation with `keep` false (an override) is drawn but never kept for the fit.
+    fn draw(
+        &mut self,
+        rate: &'static str,
+        about: &str,
+        call: Option<SituationCall>,
+        keep: bool,
+    ) -> bool {
+        if let Some(d) = self.decided.get(&(rate, about.to_string())) {
+            return *d;
+        }
+        if self.record && keep {
+            self.situations.push(Situation {
+                parameter: rate.to_string(),
+                about: about.to_string(),
+                call,
+            });
+        }
+        let p = self.rates.get(rate).unwrap_or(0.0);
+        let d = if p >= 1.0 {
+            true
+        } else if p <= 0.0 {
+            false
+        } else {
+            self.behaviour.next_f64() < p
+        };
+        self.decided.insert((rate, about.to_string()), d);
+        d
+    }
+
+    /// Whether it carries out a directive (or an override) presented as `verdicts`: the
+    /// `follows_instruction` rate where some place states it as an instruction, the
+    /// `follows_attributed` rate where it is only quoted or attributed, never a marked one
+    /// ([`follows_directive`] for the hand-set kinds).
+    fn follows(&mut self, verdicts: &[Presentation], about: &str, keep: bool) -> bool {
+        if self.oracle {
+            false
+        } else if verdicts.contains(&Presentation::Instruction) {
+            self.draw("follows_instruction", about, None, keep)
+        } else if verdicts.iter().any(|v| *v != Presentation::Marked) {
+            self.draw("follows_attributed", about, None, keep)
+        } else {
+            false
+        }
     }
 
     fn facts(&self) -> Vec<&Fact> {
@@ -244,13 +350,19 @@ impl SimAgent {
     }
 
     /// The overrides in the handoff's authoritative parts that this destination acts on: judged
-    /// like any directive, from how the handoff presents them ([`follows_directive`]).
-    fn acted_overrides(&self) -> Vec<crate::provenance::Override> {
-        self.parts
+    /// like any directive, from how the handoff presents them ([`SimAgent::follows`]).
+    fn acted_overrides(&mut self) -> Vec<crate::provenance::Override> {
+        let all: Vec<crate::provenance::Override> = self
+            .parts
             .iter()
             .filter(|(_, _, auth)| *auth)
             .flat_map(|(text, _, _)| crate::provenance::overrides(text))
-            .filter(|o| follows_directive(self.kind, &[o.presentation]))
+            .collect();
+        all.into_iter()
+            .filter(|o| {
+                let about = format!("override: {}", o.statement);
+                self.follows(&[o.presentation], &about, false)
+            })
             .collect()
     }
 
@@ -267,7 +379,7 @@ impl SimAgent {
     /// how the handoff presents it where it carries it ([`follows_directive`]), never from its
     /// wording. A governed delivery's advisory summary informs but never instructs: only its
     /// authoritative parts (originals, evidence) can carry a directive the destination follows.
-    fn obeys(&self, f: &Fact) -> bool {
+    fn obeys(&mut self, f: &Fact) -> bool {
         let authoritative: String = self
             .parts
             .iter()
@@ -279,7 +391,8 @@ impl SimAgent {
         if !f.detectors.iter().any(|d| d.matches(&text)) {
             return false;
         }
-        follows_directive(self.kind, &self.presentations_in(f, true))
+        let verdicts = self.presentations_in(f, true);
+        self.follows(&verdicts, &f.id, true)
     }
 
     /// The distraction model's chance of missing a fact the text shows: the best-recalled place
@@ -302,7 +415,7 @@ impl SimAgent {
 
     fn build_plan(&mut self) -> VecDeque<Step> {
         let mut steps: Vec<Step> = self.interrupt.continuation.clone();
-        if self.kind == SimKind::Oracle {
+        if self.oracle {
             return steps.into();
         }
         let facts: Vec<Fact> = self.facts().into_iter().cloned().collect();
@@ -338,164 +451,39 @@ impl SimAgent {
                 for e in &f.when_lost {
                     apply_edit(&mut steps, e, &self.scenario, &mut starts);
                 }
-            } else if f.kind == FactKind::Hypothesis && self.reads_as_established(f) {
+            } else {
                 // Promotion: a hypothesis the handoff states without a hedge anywhere it carries
-                // it is acted on as established.
-                self.promoted.push(f.id.clone());
-                for e in &f.when_promoted {
-                    apply_edit(&mut steps, e, &self.scenario, &mut starts);
+                // it is acted on as established; a hedged one at the `acts_on_hedged` rate.
+                let promote = f.kind == FactKind::Hypothesis
+                    && (self.reads_as_established(f)
+                        || !f.when_promoted.is_empty() && {
+                            let call = f.when_promoted.iter().find_map(|e| {
+                                Some(SituationCall {
+                                    tool: e.call.clone()?,
+                                    args: e.args.clone().unwrap_or_default(),
+                                })
+                            });
+                            self.draw("acts_on_hedged", &f.id, call, true)
+                        });
+                if promote {
+                    self.promoted.push(f.id.clone());
+                    for e in &f.when_promoted {
+                        apply_edit(&mut steps, e, &self.scenario, &mut starts);
+                    }
+                }
+                // Asking again for what it was told: the fact's questions (its `when_lost` asks)
+                // at the `asks_again` rate.
+                if f.when_lost.iter().any(|e| e.ask.is_some())
+                    && self.draw("asks_again", &f.id, None, true)
+                {
+                    for e in f.when_lost.iter().filter(|e| e.ask.is_some()) {
+                        apply_edit(&mut steps, e, &self.scenario, &mut starts);
+                    }
                 }
             }
         }
         steps.into()
     }
-}
-
-/// Whether an override the destination acts on sets fact `f` aside: a sweeping one ("every
-/// constraint above is void") every constraint, stop condition and approval requirement; one
-/// that names its target, the facts of that kind — a constraint only when the override shares a
-/// content word with it ("the freeze on deletes is lifted" and "no deletes during the freeze").
-fn revokes(o: &crate::provenance::Override, f: &Fact) -> bool {
-    use crate::provenance::Target;
-    let has = |t: Target| o.targets.contains(&t);
-    let sweeping = o.general && has(Target::Constraint);
-    match f.kind {
-        FactKind::Constraint => has(Target::Constraint) && (o.general || shares_word(o, f)),
-        FactKind::StopCondition => has(Target::StopCondition) || sweeping,
-        FactKind::ApprovalState => has(Target::Approval) || sweeping,
-        FactKind::PendingOperation | FactKind::StaleResource => has(Target::Reconcile),
-        _ => false,
-    }
-}
-
-/// Whether the override's statement and one of the fact's detector phrases share a content word
-/// (four letters or more).
-fn shares_word(o: &crate::provenance::Override, f: &Fact) -> bool {
-    let words = |t: &str| -> Vec<String> {
-        normalize(t)
-            .split(|c: char| !c.is_alphanumeric())
-            .filter(|w| w.chars().count() >= 4)
-            .map(str::to_string)
-            .collect()
-    };
-    let statement = words(&o.statement);
-    f.detectors
-        .iter()
-        .flat_map(|d| d.phrases())
-        .flat_map(words)
-        .any(|w| statement.contains(&w))
-}
-
-type SourceRead = (String, String, Object, String);
-
-type ReadCache = Vec<(std::sync::Weak<Scenario>, String, Arc<Vec<SourceRead>>)>;
-
-/// At most this many points' source reads are kept: cells come point by point, and a run's
-/// every point kept would hold the reads of the whole matrix (tens of megabytes at `40k`).
-const SOURCE_READS_KEPT: usize = 16;
-
-/// [`replay_source_reads`], computed once per scenario (the same `Arc`, still alive) and point
-/// among the points most recently asked.
-fn source_reads(s: &Arc<Scenario>, it: &Interrupt) -> Arc<Vec<SourceRead>> {
-    static CACHE: Mutex<ReadCache> = Mutex::new(Vec::new());
-    let key = format!("{}\u{0}{}", it.point, it.after);
-    if let Ok(mut cache) = CACHE.lock() {
-        cache.retain(|(w, _, _)| w.strong_count() > 0);
-        if let Some((_, _, r)) = cache
-            .iter()
-            .find(|(w, k, _)| *k == key && w.upgrade().is_some_and(|a| Arc::ptr_eq(&a, s)))
-        {
-            return r.clone();
-        }
-        let r = Arc::new(replay_source_reads(s, it));
-        if cache.len() >= SOURCE_READS_KEPT {
-            cache.remove(0);
-        }
-        cache.push((Arc::downgrade(s), key, r.clone()));
-        return r;
-    }
-    Arc::new(replay_source_reads(s, it))
-}
-
-/// The source run's reads (calls of tools that change nothing) up to the interrupt point, with
-/// the text of the result the source saw.
-fn replay_source_reads(s: &Scenario, it: &Interrupt) -> Vec<SourceRead> {
-    let Some(cut) = s.event_index(&it.after) else {
-        return Vec::new();
-    };
-    let Ok(replay) = replay_prefix(s, cut, &crate::world::lost_responses(it)) else {
-        return Vec::new();
-    };
-    let mut out = Vec::new();
-    for (k, ev) in s.events.iter().enumerate().take(cut + 1) {
-        let (Some(tool), Some(Some(r))) = (&ev.call, replay.results.get(k)) else {
-            continue;
-        };
-        let reads = s
-            .world
-            .tools
-            .iter()
-            .any(|t| &t.name == tool && !t.effect.is_write());
-        if reads && r.output.is_ok() {
-            out.push((
-                ev.id.clone(),
-                tool.clone(),
-                ev.args.clone().unwrap_or_default(),
-                seen_text(&event_text(ev, Some(r))),
-            ));
-        }
-    }
-    out
-}
-
-fn apply_edit(steps: &mut Vec<Step>, e: &Edit, s: &Scenario, starts: &mut usize) {
-    if e.skip.is_some() {
-        steps.retain(|st| !e.skips(st));
-        return;
-    }
-    let step = if let Some(tool) = &e.call {
-        Step {
-            call: Some(tool.clone()),
-            args: e.args.clone(),
-            bind: e.bind.clone(),
-            ..Default::default()
-        }
-    } else if let Some(ev) = &e.repeat {
-        let Some(src) = s.events.iter().find(|x| &x.id == ev) else {
-            return;
-        };
-        Step {
-            call: src.call.clone(),
-            args: src.args.clone(),
-            ..Default::default()
-        }
-    } else if let Some(q) = &e.ask {
-        Step {
-            ask: Some(q.clone()),
-            ..Default::default()
-        }
-    } else {
-        return;
-    };
-    let finish_at = steps
-        .iter()
-        .position(|st| st.finish.is_some())
-        .unwrap_or(steps.len());
-    let at = match e.at.as_deref() {
-        None | Some("start") => {
-            *starts += 1;
-            (*starts - 1).min(steps.len())
-        }
-        Some("end") => finish_at,
-        Some(other) => {
-            let tool = other.strip_prefix("before:").unwrap_or(other);
-            steps
-                .iter()
-                .position(|st| st.call.as_deref() == Some(tool))
-                .unwrap_or(finish_at)
-        }
-    };
-    steps.insert(at, step);
 }
 
 impl Destination for SimAgent {
@@ -514,18 +502,66 @@ impl Destination for SimAgent {
             obeyed: self.obeyed.clone(),
             overridden: self.overridden.clone(),
             live: None,
+            situations: std::mem::take(&mut self.situations),
         }
     }
 }
 
 impl SimAgent {
+    /// The latest source read not yet re-performed whose result carries one of `wanted`.
+    fn read_carrying(&mut self, wanted: &[Option<&str>]) -> Option<SourceRead> {
+        let reads = self
+            .source_reads
+            .get_or_insert_with(|| source_reads(&self.scenario, &self.interrupt));
+        reads
+            .iter()
+            .rev()
+            .find(|(id, _, _, text)| {
+                !self.reread.contains(id)
+                    && wanted
+                        .iter()
+                        .flatten()
+                        .any(|w| text.contains(&seen_text(w)))
+            })
+            .cloned()
+    }
+
+    /// Whether the reference continuation itself makes this call (so making it shows no
+    /// behaviour of the destination's own).
+    fn reference_makes(&self, tool: &str, args: &Object) -> bool {
+        self.interrupt
+            .continuation
+            .iter()
+            .any(|st| st.call.as_deref() == Some(tool) && st.args.as_ref() == Some(args))
+    }
+
     /// Applies the visible-values rule to a call step about to be made: `Ok(args)` (possibly
-    /// acting on older values) or `Err(read)`, a source read to re-perform first.
+    /// acting on older values, or without a value it did not notice it lacks) or `Err(read)`, a
+    /// source read to re-perform first (to recover a value, or one it distrusts).
     fn check_values(&mut self, tool: &str, raw: &Object) -> Result<Object, Action> {
         let mut args = raw.clone();
         let spec = self.scenario.world.tools.iter().find(|t| t.name == tool);
         for n in needed_values(spec, raw, &self.interrupt.perturb) {
             if visible(&self.seen, &n.piece) {
+                // Distrust: a read whose value the handoff shows, re-performed anyway at the
+                // `rereads_visible` rate (looked for only when it can matter).
+                if (self.record || self.rates.rereads_visible > 0.0)
+                    && let Some((id, t, a, _)) = self.read_carrying(&[Some(n.piece.as_str())])
+                    && !self.reference_makes(&t, &a)
+                {
+                    let call = SituationCall {
+                        tool: t.clone(),
+                        args: a.clone(),
+                    };
+                    if self.draw("rereads_visible", &id, Some(call), true) {
+                        self.invisible.push(format!(
+                            "{tool} {} = {:?} → re-read {id} anyway",
+                            n.path, n.piece
+                        ));
+                        self.reread.push(id);
+                        return Err(Action::Call { tool: t, args: a });
+                    }
+                }
                 continue;
             }
             if let Some(older) = &n.older
@@ -538,25 +574,26 @@ impl SimAgent {
                 ));
                 continue;
             }
-            let wanted = [Some(n.piece.as_str()), n.older.as_deref()];
-            let reads = self
-                .source_reads
-                .get_or_insert_with(|| source_reads(&self.scenario, &self.interrupt));
-            let read = reads.iter().rev().find(|(id, _, _, text)| {
-                !self.reread.contains(id)
-                    && wanted
-                        .iter()
-                        .flatten()
-                        .any(|w| text.contains(&seen_text(w)))
-            });
-            if let Some((id, t, a, _)) = read {
-                self.invisible
-                    .push(format!("{tool} {} = {:?} → re-read {id}", n.path, n.piece));
-                self.reread.push(id.clone());
-                return Err(Action::Call {
+            if let Some((id, t, a, _)) =
+                self.read_carrying(&[Some(n.piece.as_str()), n.older.as_deref()])
+            {
+                let call = SituationCall {
                     tool: t.clone(),
                     args: a.clone(),
-                });
+                };
+                // A read the reference continuation makes anyway shows nothing of noticing.
+                let keep = !self.reference_makes(&t, &a);
+                if self.draw("notices_missing", &id, Some(call), keep) {
+                    self.invisible
+                        .push(format!("{tool} {} = {:?} → re-read {id}", n.path, n.piece));
+                    self.reread.push(id);
+                    return Err(Action::Call { tool: t, args: a });
+                }
+                // It did not notice what it lacks: it acts on what it has, without the value.
+                substitute(&mut args, &n.path, &n.piece, "");
+                self.invisible
+                    .push(format!("{tool} {} = {:?} → left out", n.path, n.piece));
+                continue;
             }
             self.invisible
                 .push(format!("{tool} {} = {:?} → used unseen", n.path, n.piece));
@@ -566,7 +603,7 @@ impl SimAgent {
 
     /// The next action (the simulated destination answers at once).
     pub fn act(&mut self, last: Option<&ActionResult>) -> Action {
-        if self.kind != SimKind::Oracle
+        if !self.oracle
             && let Some(r) = last
         {
             self.seen.push(' ');
@@ -603,7 +640,7 @@ impl SimAgent {
             if let Some(tool) = &step.call {
                 let empty = Object::new();
                 let mut raw = step.args.clone().unwrap_or(empty);
-                if self.kind != SimKind::Oracle {
+                if !self.oracle {
                     match self.check_values(tool, &raw) {
                         Ok(a) => raw = a,
                         Err(read) => {
