@@ -46,7 +46,7 @@ smoke port="8765":
     bash scripts/smoke.sh {{port}}
 
 # Real-model smoke calibration (not CI; needs the network once for pip): the smoke's server and
-# model, `calibrate` on 24 sampled units × sim:careful, sim:literal and the model. See README,
-# "Calibration".
+# model, `calibrate --fit` on 24 sampled units × sim:careful, sim:literal and the model (about 40
+# minutes here). See docs/calibration.md, "A real-model smoke calibration".
 smoke-calibrate port="8765":
     bash scripts/smoke.sh {{port}} calibrate

@@ -17,10 +17,10 @@
 #
 # Usage: scripts/smoke.sh [PORT] [calibrate]   (or `just smoke`, `just smoke-calibrate`)
 #
-# With `calibrate`: the same server and model, `compaction-eval calibrate` on a stratified sample
-# of 24 units (eight interrupt points of the shipped suite × A, C, none, base scale) on
+# With `calibrate`: the same server and model, `compaction-eval calibrate --fit` on a stratified
+# sample of 24 units (eight interrupt points of the shipped suite × A, C, none, base scale) on
 # sim:careful, sim:literal and the model, written to target/smoke/calibration (calibration.md,
-# report.md). A 135M model's κ says how far the sims stand from *it*, not from a capable model.
+# fit.md, profile-smollm2.toml, report.md). A 135M model's κ says how far the sims stand from *it*, not from a capable model.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 port="${1:-8765}"
@@ -98,7 +98,7 @@ if [ "$mode" = calibrate ]; then
     grep -v -e '^scenarios' -e '^interrupts' -e '^models' "$dir/smoke.toml" > "$dir/calibrate.toml"
     set +e
     cargo run --quiet -- calibrate --config "$dir/calibrate.toml" --live smollm2 \
-        --models sim:careful,sim:literal --sample 24 --out "$dir/calibration"
+        --models sim:careful,sim:literal --sample 24 --fit --out "$dir/calibration"
     code=$?
     set -e
     finished=$(date +%s)

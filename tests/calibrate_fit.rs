@@ -219,15 +219,15 @@ fn the_fit_recovers_a_known_policy_s_rates() {
         asks_again: 0.5,
         acts_on_hedged: 0.5,
     };
-    let port = start(cells(250, truth));
+    let port = start(cells(400, truth));
     let tmp = tempfile::tempdir().expect("tmp");
     let out = tmp.path().join("cal");
-    let (code, stdout, stderr) = calibrate(port, &out, 250, &["--fit"]);
+    let (code, stdout, stderr) = calibrate(port, &out, 400, &["--fit"]);
     assert_eq!(code, 0, "{stdout}\n{stderr}");
     let p = Profile::load(&out.join("profile-policy.toml")).expect("the fitted profile");
     let fit = p.fit.as_ref().expect("fit report");
     assert_eq!(fit.live, "policy");
-    assert!(fit.cells >= 100, "training cells: {}", fit.cells);
+    assert!(fit.cells >= 200, "training cells: {}", fit.cells);
     let shown = p.to_toml();
     eprintln!("{shown}");
     for name in compaction_eval::destination::profile::PARAMETERS {
