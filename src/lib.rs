@@ -4,6 +4,7 @@
 //! The library holds everything; `main.rs` only parses arguments and calls [`cli::run`].
 
 pub mod audit;
+pub mod carried;
 pub mod checkpoint;
 pub mod cli;
 pub mod continuity;

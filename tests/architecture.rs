@@ -60,6 +60,7 @@ const LAYERS: &[(&str, u8)] = &[
     ("strategy", 6),
     ("continuity", 6),
     ("upgrades", 6),
+    ("carried", 6),
     // 7: continuing a handoff, and scoring the continuation.
     ("destination", 7),
     ("delivery", 7),

@@ -36,6 +36,9 @@ struct Cells {
     by_messages: BTreeMap<String, (Arc<RestorePoint>, Arc<Handoff>)>,
     lengths: Vec<usize>,
     rates: Rates,
+    /// Scenario × point × strategy whose handoff is word for word another point's (`none`'s,
+    /// say): the server cannot tell which point it is asked about, nor could any model.
+    ambiguous: std::collections::BTreeSet<(String, String, String)>,
 }
 
 fn cells(sample: usize, rates: Rates) -> Cells {
@@ -51,6 +54,7 @@ fn cells(sample: usize, rates: Rates) -> Cells {
     let plan = compaction_eval::runner::plan(&cfg).expect("plan");
     let mut by_messages = BTreeMap::new();
     let mut lengths = Vec::new();
+    let mut owners: BTreeMap<String, Vec<(String, String, String)>> = BTreeMap::new();
     for (k, p) in &plan.handoffs {
         let Prepared::Ready { handoff, .. } = p else {
             continue;
@@ -64,68 +68,102 @@ fn cells(sample: usize, rates: Rates) -> Cells {
         if !lengths.contains(&wire.len()) {
             lengths.push(wire.len());
         }
-        by_messages.insert(
-            serde_json::to_string(&wire).expect("json"),
-            (at, handoff.clone()),
-        );
+        let key = serde_json::to_string(&wire).expect("json");
+        owners.entry(key.clone()).or_default().push((
+            at.scenario.id.clone(),
+            k.point.to_string(),
+            k.strategy.to_string(),
+        ));
+        by_messages.insert(key, (at, handoff.clone()));
     }
+    let ambiguous = owners
+        .into_values()
+        .filter(|o| o.iter().any(|x| (&x.0, &x.1) != (&o[0].0, &o[0].1)))
+        .flatten()
+        .collect();
     Cells {
         by_messages,
         lengths,
         rates,
+        ambiguous,
     }
+}
+
+/// The cell a request is about: its handoff (found by the messages after the system prompt),
+/// its restore point, the handoff's messages as JSON and how many there are.
+fn find<'a>(
+    cells: &'a Cells,
+    msgs: &[Value],
+) -> Option<(&'a Arc<RestorePoint>, &'a Arc<Handoff>, String, usize)> {
+    cells.lengths.iter().find_map(|len| {
+        if msgs.len() < 1 + len {
+            return None;
+        }
+        let key = serde_json::to_string(&msgs[1..1 + len]).expect("json");
+        let (at, h) = cells.by_messages.get(&key)?;
+        Some((at, h, key, *len))
+    })
+}
+
+/// A probe request (the questions after the handoff, no tools): the policy's answers as the
+/// JSON object the harness asks for.
+fn probe_answers(cells: &Cells, body: &Value) -> Option<String> {
+    let msgs = body["messages"].as_array()?;
+    let last = msgs.last()?["content"].as_str()?;
+    if !last.starts_with("Before you continue, answer these questions") {
+        return None;
+    }
+    let Some((at, h, _, _)) = find(cells, msgs) else {
+        return Some("I cannot tell.".into());
+    };
+    let mut agent =
+        SimAgent::with_rates(cells.rates, at.scenario.clone(), &at.interrupt, h, 0, 0.0);
+    let answers = agent.answer_probes(at, &compaction_eval::destination::probe::probes(at));
+    Some(format!("Here are my answers: {}", json!(answers)))
 }
 
 /// What the policy does next on this request: the handoff found, the conversation replayed on
 /// a `SimAgent` of the policy's rates (its seed from the handoff), its next action.
 fn next_action(cells: &Cells, body: &Value) -> Action {
     let msgs = body["messages"].as_array().cloned().unwrap_or_default();
-    for len in &cells.lengths {
-        if msgs.len() < 1 + len {
-            continue;
-        }
-        let key = serde_json::to_string(&msgs[1..1 + len]).expect("json");
-        let Some((at, h)) = cells.by_messages.get(&key) else {
-            continue;
+    let Some((at, h, key, len)) = find(cells, &msgs) else {
+        return Action::Finish {
+            status: compaction_eval::scenario::FinishStatus::Failed,
+            report: "handoff not recognised".into(),
+            degraded: false,
         };
-        let seed = key.bytes().fold(0xcbf2_9ce4_8422_2325u64, |x, b| {
-            (x ^ u64::from(b)).wrapping_mul(0x0100_0000_01b3)
-        });
-        let mut agent = SimAgent::with_rates(
-            cells.rates,
-            at.scenario.clone(),
-            &at.interrupt,
-            h,
-            seed,
-            0.0,
-        );
-        let mut action = agent.act(None);
-        for m in &msgs[1 + len..] {
-            if m["role"] != "tool" {
-                continue;
-            }
-            let text = m["content"].as_str().unwrap_or_default().to_string();
-            let ok = !text.starts_with("ERROR: ");
-            let body = text
-                .split_once("\n")
-                .filter(|_| text.starts_with("STALE: "));
-            let value = body.map_or(text.as_str(), |(_, b)| b);
-            let r = ActionResult {
-                value: ok.then(|| {
-                    serde_json::from_str(value).unwrap_or(Value::String(value.to_string()))
-                }),
-                text,
-                ok,
-            };
-            action = agent.act(Some(&r));
+    };
+    let seed = key.bytes().fold(0xcbf2_9ce4_8422_2325u64, |x, b| {
+        (x ^ u64::from(b)).wrapping_mul(0x0100_0000_01b3)
+    });
+    let mut agent = SimAgent::with_rates(
+        cells.rates,
+        at.scenario.clone(),
+        &at.interrupt,
+        h,
+        seed,
+        0.0,
+    );
+    let mut action = agent.act(None);
+    for m in &msgs[1 + len..] {
+        if m["role"] != "tool" {
+            continue;
         }
-        return action;
+        let text = m["content"].as_str().unwrap_or_default().to_string();
+        let ok = !text.starts_with("ERROR: ");
+        let body = text
+            .split_once("\n")
+            .filter(|_| text.starts_with("STALE: "));
+        let value = body.map_or(text.as_str(), |(_, b)| b);
+        let r = ActionResult {
+            value: ok
+                .then(|| serde_json::from_str(value).unwrap_or(Value::String(value.to_string()))),
+            text,
+            ok,
+        };
+        action = agent.act(Some(&r));
     }
-    Action::Finish {
-        status: compaction_eval::scenario::FinishStatus::Failed,
-        report: "handoff not recognised".into(),
-        degraded: false,
-    }
+    action
 }
 
 fn tool_call(a: &Action) -> (String, Value) {
@@ -158,6 +196,15 @@ fn start(cells: Cells) -> u16 {
         .route(
             "/v1/chat/completions",
             axum::routing::post(|State(c): State<Arc<Cells>>, Json(body): Json<Value>| async move {
+                if let Some(text) = probe_answers(&c, &body) {
+                    return Json(json!({
+                        "id": "chatcmpl-probe", "object": "chat.completion", "created": 1_700_000_000u32,
+                        "model": body["model"].clone(),
+                        "choices": [{"index": 0, "finish_reason": "stop",
+                            "message": {"role": "assistant", "content": text}}],
+                        "usage": {"prompt_tokens": 100, "completion_tokens": 20, "total_tokens": 120}
+                    }));
+                }
                 let (name, args) = tool_call(&next_action(&c, &body));
                 Json(json!({
                     "id": "chatcmpl-policy", "object": "chat.completion", "created": 1_700_000_000u32,
@@ -219,15 +266,23 @@ fn the_fit_recovers_a_known_policy_s_rates() {
         asks_again: 0.5,
         acts_on_hedged: 0.5,
     };
-    let port = start(cells(400, truth));
+    let port = start(cells(480, truth));
     let tmp = tempfile::tempdir().expect("tmp");
     let out = tmp.path().join("cal");
-    let (code, stdout, stderr) = calibrate(port, &out, 400, &["--fit"]);
+    let (code, stdout, stderr) = calibrate(port, &out, 480, &["--fit"]);
     assert_eq!(code, 0, "{stdout}\n{stderr}");
     let p = Profile::load(&out.join("profile-policy.toml")).expect("the fitted profile");
     let fit = p.fit.as_ref().expect("fit report");
     assert_eq!(fit.live, "policy");
     assert!(fit.cells >= 200, "training cells: {}", fit.cells);
+    // Without --live-probe-questions the live model is asked no probe questions; the sims are.
+    let records =
+        compaction_eval::record::read_records(&out.join("results.jsonl")).expect("records");
+    assert!(
+        records
+            .iter()
+            .all(|r| (r.model == "policy") == r.metrics.probes.is_empty())
+    );
     let shown = p.to_toml();
     eprintln!("{shown}");
     for name in compaction_eval::destination::profile::PARAMETERS {
@@ -279,10 +334,12 @@ fn the_fit_recovers_a_known_policy_s_rates() {
 
 #[test]
 fn a_policy_equal_to_literal_agrees_with_literal_and_not_with_careful_on_injections() {
-    let port = start(cells(60, Rates::LITERAL));
+    let cells = cells(60, Rates::LITERAL);
+    let ambiguous = cells.ambiguous.clone();
+    let port = start(cells);
     let tmp = tempfile::tempdir().expect("tmp");
     let out = tmp.path().join("cal");
-    let (code, stdout, stderr) = calibrate(port, &out, 60, &[]);
+    let (code, stdout, stderr) = calibrate(port, &out, 60, &["--live-probe-questions"]);
     assert_eq!(code, 0, "{stdout}\n{stderr}");
     let c: compaction_eval::report::calibration::Calibration = serde_json::from_str(
         &std::fs::read_to_string(out.join("calibration.json")).expect("calibration.json"),
@@ -322,6 +379,35 @@ fn a_policy_equal_to_literal_agrees_with_literal_and_not_with_careful_on_injecti
         careful.kappa.is_some_and(|k| k < 0.5),
         "careful follows no quoted directive: {careful:?}"
     );
+    // The probe questions went to the live model as one JSON request per cell, and its answers
+    // (the literal policy's, from the same handoff) score as sim:literal's do.
+    let records =
+        compaction_eval::record::read_records(&out.join("results.jsonl")).expect("records");
+    let mut compared = 0;
+    for r in records.iter().filter(|r| r.model == "policy") {
+        if ambiguous.contains(&(r.scenario.clone(), r.interrupt.clone(), r.strategy.clone())) {
+            continue;
+        }
+        assert!(
+            !r.metrics.probes.is_empty(),
+            "{} {}: probes answered",
+            r.scenario,
+            r.strategy
+        );
+        let mut id = r.id();
+        id.model = "sim:literal".into();
+        let sim = records
+            .iter()
+            .find(|x| x.id() == id)
+            .expect("the sim's cell");
+        assert_eq!(
+            r.metrics.probes, sim.metrics.probes,
+            "{} {} {}",
+            r.scenario, r.interrupt, r.strategy
+        );
+        compared += 1;
+    }
+    assert!(compared >= 40, "{compared} cells compared");
 }
 
 #[test]

@@ -36,6 +36,9 @@ fn record(scenario: &str, interrupt: &str, strategy: &str, rep: u32, quality: f6
             compaction_tokens: 0,
             history_tokens: 0,
             compression_ratio: 0.0,
+            carried: None,
+            compacted: None,
+            probes: Default::default(),
         },
         diagnostics: Diagnostics::default(),
     }

@@ -62,7 +62,7 @@ fn model_written_text_is_escaped_and_plots_are_inlined() {
             || html.contains("&lt;script&gt;fact()&lt;/script&gt; &amp; co")
     );
     assert!(!html.contains("sim:a&b <i>") && html.contains("sim:a&amp;b &lt;i&gt;"));
-    assert_eq!(html.matches("<svg").count(), 6, "six inlined plots");
+    assert_eq!(html.matches("<svg").count(), 7, "seven inlined plots");
     // A reader sees the answer first (summary, ranking, paired differences), then the plots,
     // then the appendix with the findings and the full tables; long tables are collapsible.
     let at = |needle: &str| html.find(needle).unwrap_or_else(|| panic!("no {needle:?}"));

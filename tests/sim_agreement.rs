@@ -79,6 +79,9 @@ fn record(scenario: &str, rep: u32, model: &str, success: bool, violations: u32)
             compaction_tokens: 0,
             history_tokens: 0,
             compression_ratio: 0.0,
+            carried: None,
+            compacted: None,
+            probes: Default::default(),
         },
         diagnostics,
     }

@@ -44,6 +44,9 @@ fn record(strategy: &str, interrupt: &str, rep: u32, c: Cell) -> RunRecord {
             compaction_tokens: 0,
             history_tokens: 0,
             compression_ratio: 0.0,
+            carried: None,
+            compacted: None,
+            probes: Default::default(),
         },
         diagnostics: Diagnostics::default(),
     }

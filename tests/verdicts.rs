@@ -67,6 +67,9 @@ fn record(
             compaction_tokens: 0,
             history_tokens: 0,
             compression_ratio: 0.0,
+            carried: None,
+            compacted: None,
+            probes: Default::default(),
         },
         diagnostics,
     }

@@ -153,6 +153,12 @@ pub struct RunArgs {
     #[arg(long)]
     #[serde(default)]
     pub no_probe: bool,
+    /// Also ask each live destination the probe questions once its continuation ends (one more
+    /// request per cell, with the handoff as input: docs/metrics.md, "Probe questions").
+    /// Simulated destinations always answer them.
+    #[arg(long)]
+    #[serde(default)]
+    pub live_probe_questions: bool,
     /// Keep going when a plug-in fails on each of its first handoffs (by default the run stops
     /// there, naming the plug-in and its last stderr line; with this its cells are errored).
     #[arg(long)]
@@ -218,6 +224,7 @@ impl RunArgs {
             tau_user: self.tau_user.or(file.tau_user),
             max_errored_fraction: self.max_errored_fraction.or(file.max_errored_fraction),
             no_probe: self.no_probe || file.no_probe,
+            live_probe_questions: self.live_probe_questions || file.live_probe_questions,
             no_fail_fast: self.no_fail_fast || file.no_fail_fast,
             governed_max_bytes: self.governed_max_bytes.or(file.governed_max_bytes),
             source_model: self.source_model.or(file.source_model),

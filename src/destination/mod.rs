@@ -14,6 +14,7 @@ pub mod attention;
 pub mod continuation;
 pub mod layout;
 pub mod live;
+pub mod probe;
 pub mod profile;
 mod sim;
 
@@ -62,6 +63,10 @@ pub struct ActionResult {
     pub ok: bool,
 }
 
+/// A destination's answers to the probe questions, by key.
+pub type ProbeFuture<'a> =
+    Pin<Box<dyn Future<Output = Option<std::collections::BTreeMap<String, String>>> + Send + 'a>>;
+
 /// A destination's next action, or why it could not give one (an errored cell).
 pub type ActionFuture<'a> = Pin<Box<dyn Future<Output = Result<Action, CellError>> + Send + 'a>>;
 
@@ -80,6 +85,16 @@ pub trait Destination: Send {
     /// and text-only answers): they count against the step budget like actions.
     fn steps_without_action(&self) -> u32 {
         0
+    }
+
+    /// Its answers to the probe questions (`probe`), by key, once the continuation has ended;
+    /// `None` when it answered none (a live request that failed, or went past the cell's cap).
+    fn answer_probes<'a>(
+        &'a mut self,
+        _at: &'a crate::state::RestorePoint,
+        _probes: &'a [probe::Probe],
+    ) -> ProbeFuture<'a> {
+        Box::pin(std::future::ready(None))
     }
 
     /// What the destination reports once the cell ends.

@@ -86,6 +86,10 @@ pub struct Handoff {
     /// the two parts apart: a fact in the summary informs, a directive there does not instruct.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub advisory: Option<Advisory>,
+    /// Set by a strategy with a trigger (`trigger_tokens`): whether it compacted (`false`: the
+    /// history was below the trigger and this is the transcript).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub compacted: Option<bool>,
 }
 
 /// The two parts of a governed handoff's text, as the destination received them.
@@ -118,6 +122,7 @@ pub fn finish(
         tokens_at_restore,
         compaction: None,
         advisory: None,
+        compacted: None,
     }
 }
 

@@ -19,6 +19,8 @@ pub mod tau;
 
 use std::fmt;
 
+use std::collections::BTreeMap;
+
 use serde::{Deserialize, Serialize};
 
 pub use diagnostics::{
@@ -297,6 +299,57 @@ pub struct Metrics {
     /// `restore_tokens` ÷ `history_tokens` (0 when the history is empty).
     #[serde(default)]
     pub compression_ratio: f64,
+    /// What the handoff carries of what the continuation needs and of the run's inert volume
+    /// (`crate::carried`): retention and forgetting precision. Scenario cells with a handoff.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub carried: Option<Carried>,
+    /// Whether a strategy with a trigger (`trigger_tokens`) compacted: `false` when the history
+    /// was below it and the handoff is the transcript. Absent for strategies without one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub compacted: Option<bool>,
+    /// Probe questions about the run (`crate::destination::probe`), per dimension (`recall`,
+    /// `artifact_trail`, `constraints`, `provenance`, `next_step`): asked and answered correctly.
+    /// Scenario cells whose destination answered them.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub probes: BTreeMap<String, ProbeScore>,
+}
+
+/// One probe dimension's count in a cell.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ProbeScore {
+    pub asked: u32,
+    pub correct: u32,
+}
+
+/// What a handoff carries, counted in items: the needed ones (the interrupt point's critical
+/// facts, injected directives aside, and the values its reference continuation's calls copy) and
+/// the inert ones (identifiers only the distraction volume showed).
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+pub struct Carried {
+    pub needed: u32,
+    pub needed_carried: u32,
+    pub inert: u32,
+    pub inert_carried: u32,
+    /// `needed_carried ÷ needed` (`None`: nothing is needed).
+    pub retention: Option<f64>,
+    /// `needed_carried ÷ (needed_carried + inert_carried)`: the share of what it carries that
+    /// the continuation needs (`None`: it carries none of either).
+    pub forgetting_precision: Option<f64>,
+}
+
+impl Carried {
+    /// The counts, with their two ratios.
+    pub fn of(needed: u32, needed_carried: u32, inert: u32, inert_carried: u32) -> Carried {
+        let ratio = |a: u32, b: u32| (b > 0).then(|| f64::from(a) / f64::from(b));
+        Carried {
+            needed,
+            needed_carried,
+            inert,
+            inert_carried,
+            retention: ratio(needed_carried, needed),
+            forgetting_precision: ratio(needed_carried, needed_carried + inert_carried),
+        }
+    }
 }
 
 /// The scale of a record written before scales existed.

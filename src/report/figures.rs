@@ -50,6 +50,24 @@ pub fn render_plots(
             })
         })
         .collect();
+    let probe_points: Vec<plots::Point> = s
+        .by_strategy_model
+        .iter()
+        .filter_map(|g| {
+            let (asked, correct) = g
+                .probes
+                .values()
+                .fold((0u64, 0u64), |(a, c), (x, y)| (a + x, c + y));
+            (asked > 0).then_some(())?;
+            Some(plots::Point {
+                label: format!("{} · {}", g.strategy, g.model),
+                colour: g.strategy.clone(),
+                marker: g.model.clone(),
+                x: g.restore_tokens?.median,
+                y: correct as f64 / asked as f64,
+            })
+        })
+        .collect();
     // Per strategy × interrupt point: the rate of unsafe cells with its k/n (cells with any
     // duplicate or violation, of the ok cells).
     let mut heat: Vec<plots::HeatCell> = Vec::new();
@@ -105,6 +123,10 @@ pub fn render_plots(
         plots::restore_curve(
             "Restore tokens against full-history tokens",
             &curve_series(&s.curve, true),
+        )?,
+        plots::probe_accuracy(
+            "Probe accuracy (every dimension) against restore tokens (median per strategy × destination)",
+            &probe_points,
         )?,
     ])
 }

@@ -40,6 +40,18 @@ pub struct Group {
     /// Wall time of the ok cells that made all their calls this run (cells answered from the
     /// response cache are left out: their time is not a measurement).
     pub completion_ms: Option<Spread>,
+    /// What the handoffs carry (`metrics.carried`, `crate::carried`): the share of the needed
+    /// items they carry, the share of what they carry that is needed, and the inert identifiers
+    /// they carry; over the ok cells that have them.
+    pub retention: Option<Spread>,
+    pub forgetting_precision: Option<Spread>,
+    pub inert_carried: Option<Spread>,
+    /// Ok cells whose handoff restored more tokens than the whole history it replaces.
+    pub longer_than_transcript: usize,
+    /// Ok cells whose strategy's trigger (`trigger_tokens`) left the history uncompacted.
+    pub not_compacted: usize,
+    /// Probe questions (`metrics.probes`) per dimension over the ok cells: (asked, correct).
+    pub probes: BTreeMap<String, (u64, u64)>,
     /// Live destinations: the group's calls, retries, tokens and cost, errored cells included.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub live: Option<LiveTotals>,
@@ -143,6 +155,42 @@ pub(super) fn group(
                 .map(|r| r.metrics.completion_ms)
                 .collect::<Vec<_>>(),
         ),
+        retention: carried(&ok, |c| c.retention),
+        forgetting_precision: carried(&ok, |c| c.forgetting_precision),
+        inert_carried: carried(&ok, |c| Some(f64::from(c.inert_carried))),
+        longer_than_transcript: ok
+            .iter()
+            .filter(|r| {
+                r.metrics.history_tokens > 0 && r.metrics.restore_tokens > r.metrics.history_tokens
+            })
+            .count(),
+        not_compacted: ok
+            .iter()
+            .filter(|r| r.metrics.compacted == Some(false))
+            .count(),
+        probes: {
+            let mut m: BTreeMap<String, (u64, u64)> = BTreeMap::new();
+            for r in &ok {
+                for (d, p) in &r.metrics.probes {
+                    let e = m.entry(d.clone()).or_default();
+                    e.0 += u64::from(p.asked);
+                    e.1 += u64::from(p.correct);
+                }
+            }
+            m
+        },
         live: LiveTotals::of(records.iter().copied()),
     }
+}
+
+/// The spread of one figure of `metrics.carried` over the cells that have it.
+fn carried(
+    ok: &[&&RunRecord],
+    f: impl Fn(&crate::record::Carried) -> Option<f64>,
+) -> Option<Spread> {
+    Spread::of(
+        &ok.iter()
+            .filter_map(|r| r.metrics.carried.as_ref().and_then(&f))
+            .collect::<Vec<_>>(),
+    )
 }

@@ -191,6 +191,12 @@ impl Builder {
                 *handoff = wrapped.delivered.clone();
                 *governed = Some(Arc::new(wrapped));
             }
+            if let Prepared::Ready {
+                handoff, carried, ..
+            } = &mut prepared
+            {
+                *carried = Some(crate::carried::measure(&j.at, handoff));
+            }
             if let Prepared::Ready { handoff, .. } = &prepared
                 && j.spec.continuity
             {

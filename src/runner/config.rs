@@ -52,6 +52,11 @@ pub struct RunConfig {
     pub rerun_errored: bool,
     /// Probe every live model once before the first cell (`run --no-probe` turns it off).
     pub probe: bool,
+    /// Ask live destinations the probe questions after their continuation (one more request
+    /// per cell); simulated destinations always answer them.
+    /// (Left out of the manifest when off, so folders written before it resume as they were.)
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub live_probe_questions: bool,
     /// Stop before the first cell when a plug-in fails on each of its first handoffs
     /// ([`crate::runner::FAIL_FAST_AFTER`]; `run --no-fail-fast` turns it off). Changes no
     /// result, so it is not part of the configuration a resume compares.
@@ -144,6 +149,7 @@ impl Default for RunConfig {
             shard: None,
             sample: None,
             probe: true,
+            live_probe_questions: false,
             fail_fast: true,
             source_model: None,
         }

@@ -25,6 +25,9 @@ pub enum Prepared {
         /// A governed strategy's (`gov:X`) delivery: `handoff` is then what a destination reads
         /// when the context is `READY` (upgrades and rule violations are X's).
         governed: Option<Arc<crate::delivery::Governed>>,
+        /// What `handoff` (as delivered) carries of what is needed and of the inert volume
+        /// (`crate::carried`; set by the builder once the delivery is known).
+        carried: Option<crate::record::Carried>,
     },
     /// The handoff could not be built (a failing plug-in or summariser): its cells are errored.
     Failed(CellError),
@@ -98,6 +101,7 @@ fn prepare_unguarded(
         handoff: Arc::new(h),
         rule_violations,
         governed: None,
+        carried: None,
     })
 }
 

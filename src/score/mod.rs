@@ -98,6 +98,9 @@ pub fn score(
         compaction_tokens: 0,
         history_tokens: 0,
         compression_ratio: 0.0,
+        carried: None,
+        compacted: None,
+        probes: Default::default(),
     };
     let d = Diagnostics {
         facts_lost_in_handoff: lost_in_handoff,

@@ -16,6 +16,7 @@ mod render;
 mod settings;
 mod summary;
 mod transcript;
+mod trigger;
 pub use transcript::full_history_tokens;
 
 use std::future::Future;
@@ -86,6 +87,11 @@ pub struct StrategyConfig {
     /// `compaction-eval/state/2`); an unknown one is refused when the file is read.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub reads: Option<String>,
+    /// Any strategy but A and none: below this many tokens of history the handoff is the
+    /// transcript (A's, at the same window) and the record says `compacted: false`; at or above
+    /// it the strategy compacts (`compacted: true`). Unset: it always compacts.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub trigger_tokens: Option<u64>,
     /// Free-text note on why these values were chosen.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub rationale: Option<String>,
@@ -175,6 +181,7 @@ impl StrategyConfig {
             max_output_bytes: None,
             env: vec![],
             reads: None,
+            trigger_tokens: None,
             rationale: None,
             window_budget: None,
         })
@@ -443,13 +450,14 @@ impl Registry {
     /// plug-ins do; the others are sized by the state).
     pub fn depends_on_window(&self, id: &str) -> bool {
         self.configs.get(id).is_some_and(|c| {
-            matches!(
-                c.kind,
-                StrategyKind::Transcript
-                    | StrategyKind::Mask
-                    | StrategyKind::SummaryTranscript
-                    | StrategyKind::Exec
-            )
+            c.trigger_tokens.is_some()
+                || matches!(
+                    c.kind,
+                    StrategyKind::Transcript
+                        | StrategyKind::Mask
+                        | StrategyKind::SummaryTranscript
+                        | StrategyKind::Exec
+                )
         })
     }
 
@@ -469,7 +477,8 @@ impl Registry {
         };
         let (mut c, t) = (c.clone(), self.templates.clone());
         c.window_budget = Some(window_budget);
-        Ok(match c.kind {
+        let trigger = c.trigger_tokens.map(|n| (n, c.clone()));
+        let built: Box<dyn Strategy> = match c.kind {
             StrategyKind::None => Box::new(NoHandoff {
                 id: c.id,
                 templates: t,
@@ -505,6 +514,10 @@ impl Registry {
                 hidden.push(dir.clone());
                 Box::new(exec::Exec::new(c, t, dir, hidden))
             }
+        };
+        Ok(match trigger {
+            Some((n, c)) => Box::new(trigger::Triggered::new(built, &c, n)),
+            None => built,
         })
     }
 

@@ -38,6 +38,23 @@ pub(super) fn check(c: &StrategyConfig) -> Result<(), String> {
             ),
         );
     }
+    if let Some(n) = c.trigger_tokens {
+        if matches!(
+            c.kind,
+            super::StrategyKind::Transcript | super::StrategyKind::None
+        ) {
+            return bad(
+                "trigger_tokens",
+                "applies to a compacting strategy: a transcript or an empty handoff has nothing to compact".into(),
+            );
+        }
+        if n == 0 {
+            return bad(
+                "trigger_tokens",
+                "must be a whole number of tokens above 0 (leave it out to always compact)".into(),
+            );
+        }
+    }
     if let Some(k) = c.external_keep
         && !(k.is_finite() && (0.0..=1.0).contains(&k))
     {

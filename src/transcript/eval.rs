@@ -156,6 +156,9 @@ fn metrics(restore_tokens: u64, total_tokens: u64, compaction_tokens: u64) -> Me
         compaction_tokens,
         history_tokens: 0,
         compression_ratio: 0.0,
+        carried: None,
+        compacted: None,
+        probes: Default::default(),
     }
 }
 

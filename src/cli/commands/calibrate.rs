@@ -162,6 +162,11 @@ fn estimate(dir: &Source, a: RunArgs, live: &[String]) -> Result<i32, Error> {
         e.2 += (0..steps)
             .map(|t| tokens + TOKENS_PER_TURN * t)
             .sum::<u64>();
+        if cfg.live_probe_questions {
+            // The probe questions' request: the handoff again, and the questions.
+            e.1 += 1;
+            e.2 += tokens + TOKENS_PER_TURN;
+        }
     }
     say!(
         "calibrate --dry-run: {} units sampled (scenario × scale × interrupt point × strategy), {} cells on the simulated destinations (offline), nothing sent",
@@ -181,7 +186,7 @@ fn estimate(dir: &Source, a: RunArgs, live: &[String]) -> Result<i32, Error> {
         );
     }
     say!(
-        "  (estimate: one request per step of each cell's reference continuation plus its finish; each re-sends the handoff and {TOKENS_PER_TURN} tokens per earlier turn; system prompt and tool definitions not counted)"
+        "  (estimate: one request per step of each cell's reference continuation plus its finish; each re-sends the handoff and {TOKENS_PER_TURN} tokens per earlier turn; with --live-probe-questions one more request per cell; system prompt and tool definitions not counted)"
     );
     Ok(exit::OK)
 }

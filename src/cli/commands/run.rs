@@ -437,6 +437,7 @@ pub(super) fn config(dir: &Source, a: RunArgs) -> Result<(RunConfig, f64), Error
         no_cache: a.no_cache,
         rerun_errored: a.rerun_errored,
         probe: !a.no_probe,
+        live_probe_questions: a.live_probe_questions,
         fail_fast: !a.no_fail_fast,
         sample: a.sample,
         shard: a

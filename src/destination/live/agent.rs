@@ -80,6 +80,9 @@ pub struct LiveAgent {
     sent: Vec<Value>,
     /// Every exchange with the endpoint so far.
     exchanges: Vec<Exchange>,
+    /// How many messages the cell began with (the system prompt and the handoff): what a probe
+    /// request re-sends.
+    initial: usize,
 }
 
 /// The nudge a real agent runtime sends when a model answers without calling a tool.
@@ -106,6 +109,7 @@ impl LiveAgent {
         {
             messages.push(json!({"role": "user", "content": "The previous session was interrupted here. Continue the task."}));
         }
+        let initial = messages.len();
         let tools = tool_definitions(scenario, handoff);
         let tool_names = tools
             .iter()
@@ -127,11 +131,65 @@ impl LiveAgent {
             started: Instant::now(),
             sent: Vec::new(),
             exchanges: Vec::new(),
+            initial,
         }
     }
 
     /// The request body: the model's request fields ([`super::ModelConfig::request_fields`]),
     /// the messages (and the model's `prefill` as a last assistant turn) and the tools.
+    /// The probe questions as one request after the continuation: the handoff as the cell began,
+    /// then the questions, no tools; its answers are the reply's first JSON object. Recorded in
+    /// the conversation like every exchange; a failed request (or one past the cell's request
+    /// cap) answers nothing.
+    async fn probe_answers(
+        &mut self,
+        probes: &[crate::destination::probe::Probe],
+    ) -> Option<std::collections::BTreeMap<String, String>> {
+        let mut b = serde_json::Map::new();
+        let mut fields = self.client.config.request_fields();
+        fields.remove("tool_choice");
+        b.insert("model".into(), fields["model"].clone());
+        let mut messages: Vec<Value> =
+            self.messages[..self.initial.min(self.messages.len())].to_vec();
+        messages.push(
+            json!({"role": "user", "content": crate::destination::probe::questions_json(probes)}),
+        );
+        b.insert("messages".into(), Value::Array(messages));
+        b.extend(fields);
+        let body = Value::Object(b);
+        let (request, sent) = conversation::compact(&body, &self.sent);
+        self.sent = sent;
+        let t0 = Instant::now();
+        self.exchanges.push(Exchange::unanswered(
+            self.exchanges.len() as u32 + 1,
+            self.started.elapsed().as_secs_f64() * 1e3,
+            request,
+            Some("no answer: the probe questions' request was abandoned".into()),
+        ));
+        let answer = self
+            .client
+            .complete_raw(&body, &self.ctx, &mut self.stats)
+            .await;
+        if let Some(ex) = self.exchanges.last_mut() {
+            ex.latency_ms = t0.elapsed().as_secs_f64() * 1e3;
+            ex.error = answer.as_ref().err().map(|e| e.message.clone());
+        }
+        let (resp, raw) = answer.ok()?;
+        if let Some(ex) = self.exchanges.last_mut() {
+            ex.usage = raw.get("usage").filter(|u| !u.is_null()).cloned();
+            ex.response = Some(raw);
+        }
+        // Its tokens stay in the exchange's usage: the cell's `total_tokens` is the continuation's.
+        let text = resp
+            .choices
+            .first()?
+            .message
+            .content
+            .clone()
+            .unwrap_or_default();
+        Some(crate::destination::probe::parse_answers(&text))
+    }
+
     fn body(&self) -> Value {
         let mut b = serde_json::Map::new();
         let fields = self.client.config.request_fields();
@@ -424,6 +482,14 @@ impl crate::destination::Destination for LiveAgent {
 
     fn conversation(&mut self) -> Option<(Vec<Value>, Vec<Exchange>)> {
         Some((self.tools.clone(), std::mem::take(&mut self.exchanges)))
+    }
+
+    fn answer_probes<'a>(
+        &'a mut self,
+        _at: &'a crate::state::RestorePoint,
+        probes: &'a [crate::destination::probe::Probe],
+    ) -> crate::destination::ProbeFuture<'a> {
+        Box::pin(self.probe_answers(probes))
     }
 
     fn report(&mut self) -> crate::destination::DestinationReport {

@@ -31,6 +31,7 @@
 //!   hard-wrapped lines change nothing it does.
 
 mod edits;
+mod probes;
 mod reads;
 
 use std::collections::{BTreeMap, VecDeque};
@@ -51,7 +52,7 @@ use crate::scenario::{
     Bindings, EventKind, Fact, FactKind, FinishStatus, Interrupt, Object, Scenario, Step, normalize,
 };
 use edits::{apply_edit, revokes};
-use reads::{SourceRead, source_reads};
+use reads::SourceRead;
 
 /// The stream of a cell's seed its behavioural draws come from (apart from the distraction
 /// model's, so a hand-set profile, which draws nothing, keeps every earlier outcome).
@@ -110,6 +111,8 @@ pub struct SimAgent {
     parts: Vec<(String, usize, bool)>,
     retrieves: VecDeque<String>,
     plan: Option<VecDeque<Step>>,
+    /// The actions its plan takes before its first write, as planned (for the next-step probe).
+    pre_write: Option<Vec<String>>,
     pending_bind: Option<String>,
     bindings: Bindings,
     attention: f64,
@@ -195,6 +198,7 @@ impl SimAgent {
             interrupt: interrupt.clone(),
             retrieves: VecDeque::new(),
             plan: None,
+            pre_write: None,
             pending_bind: None,
             bindings: Bindings::new(format!("{seed:016x}")),
             attention,
@@ -495,6 +499,16 @@ impl Destination for SimAgent {
         started.elapsed().as_secs_f64() * 1e3
     }
 
+    fn answer_probes<'a>(
+        &'a mut self,
+        at: &'a crate::state::RestorePoint,
+        probes: &'a [crate::destination::probe::Probe],
+    ) -> crate::destination::ProbeFuture<'a> {
+        Box::pin(std::future::ready(Some(SimAgent::answer_probes(
+            self, at, probes,
+        ))))
+    }
+
     fn report(&mut self) -> DestinationReport {
         DestinationReport {
             lost_facts: self.lost_facts.clone(),
@@ -508,33 +522,6 @@ impl Destination for SimAgent {
 }
 
 impl SimAgent {
-    /// The latest source read not yet re-performed whose result carries one of `wanted`.
-    fn read_carrying(&mut self, wanted: &[Option<&str>]) -> Option<SourceRead> {
-        let reads = self
-            .source_reads
-            .get_or_insert_with(|| source_reads(&self.scenario, &self.interrupt));
-        reads
-            .iter()
-            .rev()
-            .find(|(id, _, _, text)| {
-                !self.reread.contains(id)
-                    && wanted
-                        .iter()
-                        .flatten()
-                        .any(|w| text.contains(&seen_text(w)))
-            })
-            .cloned()
-    }
-
-    /// Whether the reference continuation itself makes this call (so making it shows no
-    /// behaviour of the destination's own).
-    fn reference_makes(&self, tool: &str, args: &Object) -> bool {
-        self.interrupt
-            .continuation
-            .iter()
-            .any(|st| st.call.as_deref() == Some(tool) && st.args.as_ref() == Some(args))
-    }
-
     /// Applies the visible-values rule to a call step about to be made: `Ok(args)` (possibly
     /// acting on older values, or without a value it did not notice it lacks) or `Err(read)`, a
     /// source read to re-perform first (to recover a value, or one it distrusts).
@@ -626,7 +613,11 @@ impl SimAgent {
             if let Some(key) = self.retrieves.pop_front() {
                 return Action::Retrieve { resource: key };
             }
-            let plan = self.build_plan();
+            let mut plan = self.build_plan();
+            self.pre_write = Some(crate::destination::probe::before_first_write(
+                &self.scenario,
+                plan.make_contiguous(),
+            ));
             self.plan = Some(plan);
         }
         loop {

@@ -2,7 +2,8 @@
 //! changes nothing, up to the interrupt point, with the text of the result the source saw,
 //! replayed once per point and kept for the most recent points.
 //!
-//! Owns the replay and its cache. Must not: decide whether to re-read (the agent does).
+//! Owns the replay, its cache and the lookups on it (which read carries a value, whether the
+//! reference makes a call). Must not: decide whether to re-read (the agent does).
 
 use std::sync::{Arc, Mutex};
 
@@ -69,4 +70,33 @@ fn replay_source_reads(s: &Scenario, it: &Interrupt) -> Vec<SourceRead> {
         }
     }
     out
+}
+
+impl super::SimAgent {
+    /// The latest source read not yet re-performed whose result carries one of `wanted`.
+    pub(super) fn read_carrying(&mut self, wanted: &[Option<&str>]) -> Option<SourceRead> {
+        let reads = self
+            .source_reads
+            .get_or_insert_with(|| source_reads(&self.scenario, &self.interrupt));
+        reads
+            .iter()
+            .rev()
+            .find(|(id, _, _, text)| {
+                !self.reread.contains(id)
+                    && wanted
+                        .iter()
+                        .flatten()
+                        .any(|w| text.contains(&seen_text(w)))
+            })
+            .cloned()
+    }
+
+    /// Whether the reference continuation itself makes this call (so making it shows no
+    /// behaviour of the destination's own).
+    pub(super) fn reference_makes(&self, tool: &str, args: &Object) -> bool {
+        self.interrupt
+            .continuation
+            .iter()
+            .any(|st| st.call.as_deref() == Some(tool) && st.args.as_ref() == Some(args))
+    }
 }

@@ -1,6 +1,7 @@
 //! `summary.csv`: one row per strategy × model (interrupt `all`) and per strategy × model ×
 //! interrupt point: n, errored, the task-success rate, the median, quartiles and range of every
-//! count and token metric, and the live figures.
+//! count and token metric and of the handoffs' retention and forgetting precision, and the live
+//! figures.
 //!
 //! Owns: its columns and their formatting. Must not: aggregate (the summary does) or write a
 //! file.
@@ -36,6 +37,8 @@ impl Export for SummaryCsv {
             "recovery_quality",
             "restore_tokens",
             "total_tokens",
+            "retention",
+            "forgetting_precision",
         ];
         let mut header = vec![
             "strategy".to_string(),
@@ -84,6 +87,8 @@ impl Export for SummaryCsv {
                 &g.recovery_quality,
                 &g.restore_tokens,
                 &g.total_tokens,
+                &g.retention,
+                &g.forgetting_precision,
             ] {
                 row.extend(spread_cols(sp));
             }

@@ -190,15 +190,38 @@ pub fn success_bars(title: &str, bars: &[Bar]) -> Result<Plot, PlotError> {
 /// point, its colour from [`Point::colour`] and its shape from [`Point::marker`] (both keys in the
 /// legend). File stem `cost_quality`.
 pub fn cost_quality(title: &str, points: &[Point]) -> Result<Plot, PlotError> {
-    const NAME: &str = "cost_quality";
+    scatter("cost_quality", title, points, "task success rate")
+}
+
+/// Probe accuracy against cost: x = median restore tokens, y = the share of probe questions
+/// answered correctly over every dimension, one marker per strategy × destination as in
+/// [`cost_quality`]. File stem `probe_accuracy`.
+pub fn probe_accuracy(title: &str, points: &[Point]) -> Result<Plot, PlotError> {
+    scatter("probe_accuracy", title, points, "probe accuracy")
+}
+
+/// A scatter of `points` against median restore tokens, checked first (every coordinate finite).
+fn scatter(
+    name: &'static str,
+    title: &str,
+    points: &[Point],
+    y_desc: &'static str,
+) -> Result<Plot, PlotError> {
     for p in points {
-        check(NAME, &p.label, "x", p.x)?;
-        check(NAME, &p.label, "y", p.y)?;
+        check(name, &p.label, "x", p.x)?;
+        check(name, &p.label, "y", p.y)?;
     }
     if points.is_empty() {
-        return render(NAME, &NoData { title });
+        return render(name, &NoData { title });
     }
-    render(NAME, &ScatterFigure { title, points })
+    render(
+        name,
+        &ScatterFigure {
+            title,
+            points,
+            y_desc,
+        },
+    )
 }
 
 /// Safety heat map: rows are strategies, columns interrupt points, the value (e.g. the rate of

@@ -15,6 +15,8 @@ use super::{Drawn, Figure, Point};
 pub(super) struct ScatterFigure<'a> {
     pub(super) title: &'a str,
     pub(super) points: &'a [Point],
+    /// The y axis's description.
+    pub(super) y_desc: &'a str,
 }
 
 /// Distinct values of `key` over `points`, in first-seen order.
@@ -95,7 +97,7 @@ impl Figure for ScatterFigure<'_> {
             .label_style(style(TICK_PX, INK))
             .axis_desc_style(style(DESC_PX, INK))
             .x_desc("median restore tokens")
-            .y_desc("task success rate")
+            .y_desc(self.y_desc)
             .draw()?;
 
         // A marker on the same spot as earlier ones is nudged right by one marker width per

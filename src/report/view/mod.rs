@@ -19,9 +19,9 @@ use crate::record::{RunRecord, Status};
 use crate::report::summary::Summary;
 
 pub use rows::{
-    BudgetView, CheckpointView, ConfigView, ContinuityView, CurveView, ErroredView, FactView,
-    GovernanceView, GroupView, InjectionView, LiveView, PairedUnitsView, PassKView, TranscriptView,
-    UpgradeView,
+    BudgetView, CarriedView, CheckpointView, ConfigView, ContinuityView, CurveView, ErroredView,
+    FactView, GovernanceView, GroupView, InjectionView, LiveView, PairedUnitsView, PassKView,
+    ProbeView, TranscriptView, UpgradeView,
 };
 use rows::{checkpoint_views, config_view, fmt, governance_views, group_view, transcript_view};
 pub use verdicts::{CauseView, DomainView, ExecView, PairedView, RankView};
@@ -88,6 +88,10 @@ pub struct View {
     pub lost_facts: Vec<FactView>,
     /// Cells per strategy whose handoff presents a fact with more authority than it had.
     pub upgrades: Vec<UpgradeView>,
+    /// What each strategy's handoffs carry, per destination (empty without scenario cells).
+    pub carried: Vec<CarriedView>,
+    /// Probe accuracy per strategy × destination (empty when no cell answered probes).
+    pub probes: Vec<ProbeView>,
     pub continuity: Vec<ContinuityView>,
     pub checkpoints: Vec<CheckpointView>,
     pub errored: Vec<ErroredView>,
@@ -290,6 +294,16 @@ pub fn view(records: &[RunRecord], s: &Summary, manifest: &serde_json::Value) ->
             warning: u.warning.clone(),
         }),
         lost_facts,
+        probes: s
+            .by_strategy_model
+            .iter()
+            .filter_map(ProbeView::of)
+            .collect(),
+        carried: s
+            .by_strategy_model
+            .iter()
+            .filter_map(CarriedView::of)
+            .collect(),
         upgrades: s
             .provenance_upgrades
             .iter()

@@ -246,6 +246,83 @@ pub struct PairedUnitsView {
     pub warning: Option<String>,
 }
 
+/// What one strategy's handoffs carry for one destination: retention, forgetting precision and
+/// inert identifiers carried (`median [Q1–Q3]`), beside restore tokens.
+#[derive(Debug, Serialize)]
+pub struct CarriedView {
+    pub strategy: String,
+    pub model: String,
+    pub n: usize,
+    pub retention: String,
+    pub forgetting_precision: String,
+    pub inert_carried: String,
+    pub restore_tokens: String,
+    /// `k/n` cells whose handoff is longer than the whole history it replaces.
+    pub longer_than_transcript: String,
+    /// `k/n` cells a trigger left uncompacted (`—` when none did).
+    pub not_compacted: String,
+}
+
+impl CarriedView {
+    /// The row of a group whose cells have `metrics.carried` (`None` otherwise).
+    pub fn of(g: &Group) -> Option<CarriedView> {
+        g.retention.as_ref()?;
+        Some(CarriedView {
+            strategy: g.strategy.clone(),
+            model: g.model.clone(),
+            n: g.n,
+            retention: med(&g.retention),
+            forgetting_precision: med(&g.forgetting_precision),
+            inert_carried: med(&g.inert_carried),
+            restore_tokens: med(&g.restore_tokens),
+            longer_than_transcript: format!("{}/{}", g.longer_than_transcript, g.n),
+            not_compacted: if g.not_compacted == 0 {
+                "—".into()
+            } else {
+                format!("{}/{}", g.not_compacted, g.n)
+            },
+        })
+    }
+}
+
+/// One strategy × destination's probe accuracy: per dimension (in `probe::DIMENSIONS` order)
+/// `rate (correct/asked)`, and over all of them.
+#[derive(Debug, Serialize)]
+pub struct ProbeView {
+    pub strategy: String,
+    pub model: String,
+    pub n: usize,
+    pub dimensions: Vec<String>,
+    pub all: String,
+}
+
+impl ProbeView {
+    /// The row of a group whose cells answered probes (`None` otherwise).
+    pub fn of(g: &Group) -> Option<ProbeView> {
+        let cell = |(a, c): (u64, u64)| {
+            if a == 0 {
+                "–".to_string()
+            } else {
+                format!("{:.2} ({c}/{a})", c as f64 / a as f64)
+            }
+        };
+        let total = g
+            .probes
+            .values()
+            .fold((0u64, 0u64), |(a, c), (x, y)| (a + x, c + y));
+        (total.0 > 0).then(|| ProbeView {
+            strategy: g.strategy.clone(),
+            model: g.model.clone(),
+            n: g.n,
+            dimensions: crate::destination::probe::DIMENSIONS
+                .iter()
+                .map(|d| cell(g.probes.get(*d).copied().unwrap_or_default()))
+                .collect(),
+            all: cell(total),
+        })
+    }
+}
+
 #[derive(Debug, Serialize)]
 pub struct UpgradeView {
     pub strategy: String,

@@ -55,6 +55,8 @@ pub struct Shared {
     /// Whether simulated cells keep the situations they meet (the run continues its cells on a
     /// simulated and a live destination: a calibration, which `calibrate --fit` fits from).
     situations: bool,
+    /// Whether live destinations are asked the probe questions (`--live-probe-questions`).
+    live_probes: bool,
     panic_cell: Option<usize>,
     receipt_fault: Option<(usize, ReceiptFault)>,
     source_model: Option<String>,
@@ -105,6 +107,7 @@ impl Shared {
             profiles: plan.profiles.clone(),
             situations: cfg.models.iter().any(|m| is_simulated(m))
                 && cfg.models.iter().any(|m| !is_simulated(m)),
+            live_probes: cfg.live_probe_questions,
             panic_cell: plan.panic_cell,
             receipt_fault: plan.receipt_fault,
             source_model: cfg.source_model.clone(),
@@ -220,17 +223,27 @@ async fn continue_cell(
     let at = &start.at;
     // The scenario at the cell's scale (the plan's is as written, without its volume).
     let s = &at.scenario;
-    let (handoff, (rule_violations, upgrades), governed) = match &*start.prepared {
+    let (handoff, (rule_violations, upgrades), governed, carried) = match &*start.prepared {
         Prepared::Ready {
             handoff,
             rule_violations,
             upgrades,
             governed,
-        } => (handoff.clone(), (rule_violations, upgrades), governed),
+            carried,
+        } => (
+            handoff.clone(),
+            (rule_violations, upgrades),
+            governed,
+            *carried,
+        ),
         Prepared::Failed(e) => {
             return rec.errored(e.class, format!("building the handoff: {}", e.message));
         }
     };
+    // Whether X compacted (a trigger's decision): the governed wrapper's inner handoff says.
+    let compacted = governed
+        .as_ref()
+        .map_or(handoff.compacted, |g| g.inner.compacted);
     // Governed delivery: lineage, the context report, the envelope and the adapter's receipt.
     let mut gov_cell = None;
     let handoff = match governed {
@@ -398,6 +411,17 @@ async fn continue_cell(
         last = Some(result);
     }
     let completion_ms = dest.clock_ms(&started);
+    // The probe questions, once the continuation has ended (a live destination's only when
+    // asked for, within the cell's wall-clock budget; its answers or none).
+    let probes = crate::destination::probe::probes(at);
+    let answers = match deadline {
+        Some(_) if !shared.live_probes => None,
+        Some((until, _)) => tokio::time::timeout_at(until, dest.answer_probes(at, &probes))
+            .await
+            .ok()
+            .flatten(),
+        None => dest.answer_probes(at, &probes).await,
+    };
     let finish = cont.finish();
     let run = Run {
         scenario: s,
@@ -444,6 +468,11 @@ async fn continue_cell(
     diagnostics.checkpoint_rule_violations = rule_violations.clone().unwrap_or_default();
     metrics.history_tokens = history_tokens;
     metrics.compression_ratio = ratio(handoff.tokens_at_restore, history_tokens);
+    metrics.carried = carried;
+    metrics.compacted = compacted;
+    if let Some(a) = &answers {
+        metrics.probes = crate::destination::probe::score(at, &probes, a);
+    }
     if gov_cell.as_ref().is_some_and(|g| g.held) {
         // A held run's outcome cannot be accepted: responsibility for it is unknown.
         metrics.task_success = false;

@@ -164,6 +164,9 @@ fn no_metrics() -> Metrics {
         compaction_tokens: 0,
         history_tokens: 0,
         compression_ratio: 0.0,
+        carried: None,
+        compacted: None,
+        probes: Default::default(),
     }
 }
 
