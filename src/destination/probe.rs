@@ -18,6 +18,7 @@
 //! name, or change a continuation's score.
 
 use std::collections::BTreeMap;
+use std::sync::{Arc, Mutex, Weak};
 
 use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
@@ -53,6 +54,34 @@ pub struct Probe {
 
 /// The one question every `constraints` probe shares.
 const CONSTRAINTS_QUESTION: &str = "List every user constraint, stop condition and approval requirement or approval state that is in force now, each in the words of the run, separated by semicolons; or none.";
+
+/// At most this many points' probes are kept by [`probes_of`]: cells come point by point.
+const PROBES_KEPT: usize = 16;
+
+/// [`probes`], computed once per restore point (the same `Arc`, still alive) among the points
+/// most recently asked: every cell of a point asks the same questions, and generating them reads
+/// the whole history.
+pub fn probes_of(at: &Arc<RestorePoint>) -> Arc<Vec<Probe>> {
+    type Memo = Vec<(Weak<RestorePoint>, Arc<Vec<Probe>>)>;
+    static MEMO: Mutex<Memo> = Mutex::new(Vec::new());
+    if let Ok(mut memo) = MEMO.lock() {
+        memo.retain(|(w, _)| w.strong_count() > 0);
+        if let Some((_, p)) = memo
+            .iter()
+            .find(|(w, _)| std::ptr::eq(w.as_ptr(), Arc::as_ptr(at)))
+        {
+            return p.clone();
+        }
+    }
+    let p = Arc::new(probes(at));
+    if let Ok(mut memo) = MEMO.lock() {
+        if memo.len() >= PROBES_KEPT {
+            memo.remove(0);
+        }
+        memo.push((Arc::downgrade(at), p.clone()));
+    }
+    p
+}
 
 /// The probes of a restore point.
 pub fn probes(at: &RestorePoint) -> Vec<Probe> {

@@ -131,6 +131,8 @@ pub struct SimAgent {
     /// What it can see (handoff, objective, tool definitions, results received), in the form
     /// `crate::scenario::values::visible` searches.
     seen: String,
+    /// How much of `seen`'s start is the handoff's own text (what the probe answers read).
+    seen_handoff: usize,
     /// Source-run reads (tool, args, result text in seen form), in event order, up to the
     /// interrupt point.
     /// Computed on first need (a replay of the source run).
@@ -210,14 +212,17 @@ impl SimAgent {
             obeyed: Vec::new(),
             promoted: Vec::new(),
             seen: String::new(),
+            seen_handoff: 0,
             source_reads: None,
             reread: Vec::new(),
             invisible: Vec::new(),
             scenario,
         };
+        let handoff_seen = seen_text(&text);
+        agent.seen_handoff = handoff_seen.len();
         agent.seen = format!(
             "{} {} {}",
-            seen_text(&text),
+            handoff_seen,
             seen_text(&agent.scenario.objective),
             seen_text(&tools_text(&agent.scenario.world.tools))
         );

@@ -22,7 +22,8 @@ impl SimAgent {
         at: &RestorePoint,
         probes: &[Probe],
     ) -> BTreeMap<String, String> {
-        let handoff = seen_text(&self.text);
+        // The handoff's own part of what it sees (computed once, when the agent was made).
+        let handoff = self.seen[..self.seen_handoff].to_string();
         let unknown = || "unknown".to_string();
         let mut out = BTreeMap::new();
         for p in probes {

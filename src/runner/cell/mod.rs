@@ -413,7 +413,7 @@ async fn continue_cell(
     let completion_ms = dest.clock_ms(&started);
     // The probe questions, once the continuation has ended (a live destination's only when
     // asked for, within the cell's wall-clock budget; its answers or none).
-    let probes = crate::destination::probe::probes(at);
+    let probes = crate::destination::probe::probes_of(at);
     let answers = match deadline {
         Some(_) if !shared.live_probes => None,
         Some((until, _)) => tokio::time::timeout_at(until, dest.answer_probes(at, &probes))
