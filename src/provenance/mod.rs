@@ -181,7 +181,13 @@ thread_local! {
 
 /// The verdicts of every occurrence of `phrase` in `text`.
 pub fn judge_all(text: &str, phrase: &str) -> Vec<Presentation> {
-    let key = (crate::text::digest(text), text.len(), phrase.to_string());
+    judge_all_digested(text, crate::text::digest(text), phrase)
+}
+
+/// [`judge_all`] for a caller that asks many phrases of one long text and keeps its
+/// [`crate::text::digest`] (`digest` must be the text's).
+pub fn judge_all_digested(text: &str, digest: u64, phrase: &str) -> Vec<Presentation> {
+    let key = (digest, text.len(), phrase.to_string());
     if let Some(v) = VERDICTS.with(|m| m.borrow().get(&key).cloned()) {
         return v;
     }

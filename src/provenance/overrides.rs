@@ -43,8 +43,39 @@ impl Override {
     }
 }
 
-/// Every override in `text`, in order.
+/// How many texts' overrides [`overrides`] keeps: the cells that read one handoff (one per
+/// simulated destination and repetition) come close together.
+const KEPT: usize = 32;
+
+/// Every override in `text`, in order; the last [`KEPT`] texts' are kept (a handoff is read by
+/// every cell that continues it, and its reading depends on the text alone).
 pub fn overrides(text: &str) -> Vec<Override> {
+    use std::hash::{Hash, Hasher};
+    type Memo = std::collections::VecDeque<(u64, std::sync::Arc<str>, Vec<Override>)>;
+    static MEMO: std::sync::Mutex<Memo> = std::sync::Mutex::new(Memo::new());
+    // Short texts cost less to read than to remember.
+    if text.len() < 4096 {
+        return read_overrides(text);
+    }
+    let mut h = std::hash::DefaultHasher::new();
+    text.hash(&mut h);
+    let key = h.finish();
+    if let Ok(memo) = MEMO.lock()
+        && let Some((_, _, o)) = memo.iter().find(|(k, t, _)| *k == key && **t == *text)
+    {
+        return o.clone();
+    }
+    let o = read_overrides(text);
+    if let Ok(mut memo) = MEMO.lock() {
+        if memo.len() >= KEPT {
+            memo.pop_front();
+        }
+        memo.push_back((key, std::sync::Arc::from(text), o.clone()));
+    }
+    o
+}
+
+fn read_overrides(text: &str) -> Vec<Override> {
     let lower = fold_case(text);
     // `fold_case` keeps byte offsets; a text whose folding would not is read unfolded.
     let lower = if lower.len() == text.len() {

@@ -133,6 +133,8 @@ pub struct SimAgent {
     seen: String,
     /// How much of `seen`'s start is the handoff's own text (what the probe answers read).
     seen_handoff: usize,
+    /// Each of `parts`' texts' digest (`crate::text::digest`), for the verdicts' memo.
+    part_digests: Vec<u64>,
     /// Source-run reads (tool, args, result text in seen form), in event order, up to the
     /// interrupt point.
     /// Computed on first need (a replay of the source run).
@@ -157,6 +159,7 @@ impl SimAgent {
         if kind == SimKind::Oracle {
             a.oracle = true;
             a.seen.clear();
+            a.seen_handoff = 0;
             a.retrieves.clear();
         }
         a
@@ -213,11 +216,17 @@ impl SimAgent {
             promoted: Vec::new(),
             seen: String::new(),
             seen_handoff: 0,
+            part_digests: Vec::new(),
             source_reads: None,
             reread: Vec::new(),
             invisible: Vec::new(),
             scenario,
         };
+        agent.part_digests = agent
+            .parts
+            .iter()
+            .map(|(t, _, _)| crate::text::digest(t))
+            .collect();
         let handoff_seen = seen_text(&text);
         agent.seen_handoff = handoff_seen.len();
         agent.seen = format!(
@@ -312,12 +321,13 @@ impl SimAgent {
     fn presentations_in(&self, f: &Fact, authoritative_only: bool) -> Vec<Presentation> {
         self.parts
             .iter()
-            .filter(|(_, _, auth)| *auth || !authoritative_only)
-            .flat_map(|(text, _, _)| {
+            .zip(&self.part_digests)
+            .filter(|((_, _, auth), _)| *auth || !authoritative_only)
+            .flat_map(|((text, _, _), &digest)| {
                 f.detectors
                     .iter()
                     .flat_map(|d| d.phrases())
-                    .flat_map(move |p| crate::provenance::judge_all(text, p))
+                    .flat_map(move |p| crate::provenance::judge_all_digested(text, digest, p))
             })
             .collect()
     }

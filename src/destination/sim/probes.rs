@@ -22,8 +22,12 @@ impl SimAgent {
         at: &RestorePoint,
         probes: &[Probe],
     ) -> BTreeMap<String, String> {
-        // The handoff's own part of what it sees (computed once, when the agent was made).
-        let handoff = self.seen[..self.seen_handoff].to_string();
+        // The handoff's own part of what it sees (computed once, when the agent was made; the
+        // oracle, which sees nothing but the reference, reads the handoff afresh).
+        let handoff = match self.seen.get(..self.seen_handoff) {
+            Some(h) if !h.is_empty() => h.to_string(),
+            _ => seen_text(&self.text),
+        };
         let unknown = || "unknown".to_string();
         let mut out = BTreeMap::new();
         for p in probes {
