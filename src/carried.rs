@@ -24,7 +24,7 @@ use std::collections::BTreeSet;
 
 use crate::handoff::Handoff;
 use crate::record::Carried;
-use crate::scenario::values::{needed_values, seen_text, visible};
+use crate::scenario::values::{continuation_needs, seen_text, visible};
 use crate::scenario::{FactKind, normalize};
 use crate::state::RestorePoint;
 
@@ -44,14 +44,20 @@ pub fn ids(text: &str) -> BTreeSet<&str> {
         .collect()
 }
 
-/// The identifiers only the distraction volume showed before the cut.
-fn inert_ids(at: &RestorePoint) -> BTreeSet<String> {
+/// The identifiers only the distraction volume showed before the cut: the same for every
+/// handoff of a point (the builder computes them once per point).
+pub fn inert_ids(at: &RestorePoint) -> BTreeSet<String> {
     let s = &at.scenario;
-    let volume = |id: &str| s.events.iter().any(|e| e.id == id && e.volume);
+    let volume: BTreeSet<&str> = s
+        .events
+        .iter()
+        .filter(|e| e.volume)
+        .map(|e| e.id.as_str())
+        .collect();
     let mut from_volume = BTreeSet::new();
     let mut elsewhere: BTreeSet<&str> = ids(&s.objective);
     for e in &at.state.events {
-        if volume(&e.id) {
+        if volume.contains(e.id.as_str()) {
             from_volume.extend(ids(&e.text));
         } else {
             elsewhere.extend(ids(&e.text));
@@ -66,6 +72,11 @@ fn inert_ids(at: &RestorePoint) -> BTreeSet<String> {
 
 /// What `h` carries at its restore point.
 pub fn measure(at: &RestorePoint, h: &Handoff) -> Carried {
+    measure_with(at, h, &inert_ids(at))
+}
+
+/// [`measure`] with the point's [`inert_ids`] already known.
+pub fn measure_with(at: &RestorePoint, h: &Handoff, inert: &BTreeSet<String>) -> Carried {
     let s = &at.scenario;
     let it = &at.interrupt;
     let norm = normalize(&h.text);
@@ -77,18 +88,12 @@ pub fn measure(at: &RestorePoint, h: &Handoff) -> Carried {
         .iter()
         .filter(|f| f.detectors.iter().any(|d| d.matches(&norm)))
         .count();
-    let mut pieces = BTreeSet::new();
-    for step in &it.continuation {
-        let Some(tool) = &step.call else { continue };
-        let spec = s.world.tools.iter().find(|t| &t.name == tool);
-        let args = step.args.clone().unwrap_or_default();
-        for n in needed_values(spec, &args, &it.perturb) {
-            pieces.insert(n.piece);
-        }
-    }
+    let pieces: BTreeSet<String> = continuation_needs(&s.world.tools, it)
+        .into_iter()
+        .map(|(_, n)| n.piece)
+        .collect();
     let seen = seen_text(&h.text);
     let values_carried = pieces.iter().filter(|p| visible(&seen, p)).count();
-    let inert = inert_ids(at);
     let held = ids(&h.text);
     let inert_carried = inert.iter().filter(|t| held.contains(t.as_str())).count();
     let n = |x: usize| u32::try_from(x).unwrap_or(u32::MAX);

@@ -24,7 +24,9 @@ use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
 
 use crate::record::ProbeScore;
-use crate::scenario::values::{is_copied_value, needed_values, seen_text, tools_text, visible};
+use crate::scenario::values::{
+    continuation_needs, is_copied_value, seen_text, tools_text, visible,
+};
 use crate::scenario::{FactKind, normalize};
 use crate::state::{ObservedOutcome, RestorePoint};
 
@@ -104,29 +106,22 @@ pub fn probes(at: &RestorePoint) -> Vec<Probe> {
             .join("\n"),
     );
     let mut seen = Vec::new();
-    for step in &it.continuation {
-        let Some(tool) = &step.call else { continue };
-        let spec = s.world.tools.iter().find(|t| &t.name == tool);
-        let args = step.args.clone().unwrap_or_default();
-        for n in needed_values(spec, &args, &it.perturb) {
-            if seen.contains(&n.piece)
-                || visible(&given, &n.piece)
-                || !visible(&established, &n.piece)
-            {
-                continue;
-            }
-            seen.push(n.piece.clone());
-            out.push(Probe {
-                dimension: "recall",
-                key: format!("recall.{}", out.len()),
-                question: format!(
-                    "What value does the next `{tool}` call need for `{}`? Answer with the value only.",
-                    n.path.trim_start_matches("args.")
-                ),
-                expected: n.piece,
-                about: format!("{tool} {}", n.path),
-            });
+    for (tool, n) in continuation_needs(&s.world.tools, it) {
+        if seen.contains(&n.piece) || visible(&given, &n.piece) || !visible(&established, &n.piece)
+        {
+            continue;
         }
+        seen.push(n.piece.clone());
+        out.push(Probe {
+            dimension: "recall",
+            key: format!("recall.{}", out.len()),
+            question: format!(
+                "What value does the next `{tool}` call need for `{}`? Answer with the value only.",
+                n.path.trim_start_matches("args.")
+            ),
+            expected: n.piece,
+            about: format!("{tool} {}", n.path),
+        });
     }
     // Artifact trail: each write the source made before the cut, once per tool and identity (a
     // write retried under the same key, or a file written twice, is asked about as it stands

@@ -77,6 +77,8 @@ struct Job<'a> {
     at: Arc<RestorePoint>,
     scale: Scale,
     full_history: Arc<str>,
+    /// The point's inert identifiers (`crate::carried::inert_ids`), shared by its handoffs.
+    inert: Arc<std::collections::BTreeSet<String>>,
 }
 
 impl Builder {
@@ -143,12 +145,14 @@ impl Builder {
                     .join("\n"),
             );
             let history = crate::strategy::full_history_tokens(&at.state);
+            let inert = Arc::new(crate::carried::inert_ids(&at));
             for spec in &g.jobs {
                 jobs.push(Job {
                     spec,
                     at: at.clone(),
                     scale: g.scale,
                     full_history: full_history.clone(),
+                    inert: inert.clone(),
                 });
             }
             points.push((g.key.clone(), at, history));
@@ -195,7 +199,7 @@ impl Builder {
                 handoff, carried, ..
             } = &mut prepared
             {
-                *carried = Some(crate::carried::measure(&j.at, handoff));
+                *carried = Some(crate::carried::measure_with(&j.at, handoff, &j.inert));
             }
             if let Prepared::Ready { handoff, .. } = &prepared
                 && j.spec.continuity

@@ -105,6 +105,25 @@ fn number_needed(spec: Option<&ParamSpec>, v: &Value) -> bool {
     }
 }
 
+/// Every piece the interrupt point's reference continuation copies into its calls, with the
+/// call's tool, in the continuation's order (`tools`: the world's definitions).
+pub fn continuation_needs<'a>(
+    tools: &[ToolSpec],
+    it: &'a crate::spec::Interrupt,
+) -> Vec<(&'a str, Needed)> {
+    let mut out = Vec::new();
+    for step in &it.continuation {
+        let (Some(tool), Some(args)) = (&step.call, &step.args) else {
+            continue;
+        };
+        let spec = tools.iter().find(|t| &t.name == tool);
+        for n in needed_values(spec, args, &it.perturb) {
+            out.push((tool.as_str(), n));
+        }
+    }
+    out
+}
+
 /// The pieces of `args` (literal, unresolved: `$…` references are skipped) that must be visible
 /// before a call of `tool` is made from an interrupt point with perturbations `perturb`.
 pub fn needed_values(
