@@ -347,6 +347,10 @@ pub struct Admission {
 /// Admits a cell of `g`: FRESH when the source run started (epoch 0), the restart into epoch 1,
 /// COLD_RESUME there, REPLACED when the destination agent differs from the source's; then the
 /// report and, when `READY`, the envelope. `task` names the cell (its run).
+///
+/// In a compaction chain of `compactions` (`--cycles`), every compaction is a restart: the
+/// source agent resumes cold in epochs 1 to `compactions - 1`, and the cell's restore happens in
+/// epoch `compactions` (1 without a chain).
 pub fn admit(
     g: &Governed,
     task: &str,
@@ -354,20 +358,24 @@ pub fn admit(
     destination: &str,
     started_at: &str,
     restored_at: &str,
+    compactions: u32,
 ) -> Result<Admission, governed::LineageError> {
     let digest = g.policy_digest.clone().unwrap_or_default();
+    let epoch = RESTORE_EPOCH + u64::from(compactions.max(1)) - 1;
     let mut lineage = Lineage::fresh(task, source_agent, &g.identity.task, &digest, started_at);
-    let before_resume =
-        governed::context_report(g.policy.as_ref(), &g.store, Some(&lineage), RESTORE_EPOCH);
-    lineage.cold_resume(RESTORE_EPOCH, source_agent, restored_at)?;
-    if destination != source_agent {
-        lineage.replace(RESTORE_EPOCH, destination, restored_at)?;
+    for earlier in RESTORE_EPOCH..epoch {
+        lineage.cold_resume(earlier, source_agent, restored_at)?;
     }
-    let report =
-        governed::context_report(g.policy.as_ref(), &g.store, Some(&lineage), RESTORE_EPOCH);
+    let before_resume =
+        governed::context_report(g.policy.as_ref(), &g.store, Some(&lineage), epoch);
+    lineage.cold_resume(epoch, source_agent, restored_at)?;
+    if destination != source_agent {
+        lineage.replace(epoch, destination, restored_at)?;
+    }
+    let report = governed::context_report(g.policy.as_ref(), &g.store, Some(&lineage), epoch);
     let envelope = match (&g.policy, report.status) {
         (Some(p), ContextStatus::Ready) => {
-            governed::assemble(p, &g.store, &lineage, RESTORE_EPOCH, g.identity.clone()).ok()
+            governed::assemble(p, &g.store, &lineage, epoch, g.identity.clone()).ok()
         }
         _ => None,
     };

@@ -396,6 +396,21 @@ impl RestorePoint {
 }
 
 impl InterruptedState {
+    /// The state a chained compaction reads (issue 40): the same task, interrupt point and
+    /// approvals, with only the events after index `after_cut` — the work done since the
+    /// previous compaction, which saw the rest. A compactor given it cannot read the events
+    /// before: what it knows of them is the previous handoff.
+    pub fn since(&self, after_cut: usize) -> InterruptedState {
+        InterruptedState {
+            task: self.task.clone(),
+            point: self.point.clone(),
+            after: self.after.clone(),
+            cut: self.cut,
+            events: self.events.iter().skip(after_cut + 1).cloned().collect(),
+            approvals: self.approvals.clone(),
+        }
+    }
+
     /// The agent's definition of a tool.
     pub fn tool(&self, name: &str) -> Option<&ToolDef> {
         self.task.tools.iter().find(|t| t.name == name)

@@ -38,6 +38,7 @@ fn record(scenario: &str, interrupt: &str, strategy: &str, rep: u32, quality: f6
             compression_ratio: 0.0,
             carried: None,
             compacted: None,
+            chain: None,
             probes: Default::default(),
         },
         diagnostics: Diagnostics::default(),

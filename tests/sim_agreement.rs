@@ -81,6 +81,7 @@ fn record(scenario: &str, rep: u32, model: &str, success: bool, violations: u32)
             compression_ratio: 0.0,
             carried: None,
             compacted: None,
+            chain: None,
             probes: Default::default(),
         },
         diagnostics,

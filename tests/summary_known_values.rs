@@ -46,6 +46,7 @@ fn record(strategy: &str, interrupt: &str, rep: u32, c: Cell) -> RunRecord {
             compression_ratio: 0.0,
             carried: None,
             compacted: None,
+            chain: None,
             probes: Default::default(),
         },
         diagnostics: Diagnostics::default(),

@@ -69,6 +69,7 @@ fn record(
             compression_ratio: 0.0,
             carried: None,
             compacted: None,
+            chain: None,
             probes: Default::default(),
         },
         diagnostics,

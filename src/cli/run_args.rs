@@ -168,6 +168,11 @@ pub struct RunArgs {
     /// `gov@N:X` (`gov:X` at 32768) [default: 32768].
     #[arg(long, value_delimiter = ',')]
     pub governed_max_bytes: Option<Vec<u64>>,
+    /// Compaction chains: each strategy also runs compacted N times over the scenario's
+    /// interrupt points up to the cell's, as `X×N` (each compaction sees only the previous
+    /// handoff and the events since); 1 is the single compaction [default: 1].
+    #[arg(long, value_delimiter = ',')]
+    pub cycles: Option<Vec<u32>>,
     /// The source run's agent, for governed lineage: a destination that differs is a REPLACED
     /// session [default: each destination resumes as the source's agent].
     #[arg(long)]
@@ -227,6 +232,7 @@ impl RunArgs {
             live_probe_questions: self.live_probe_questions || file.live_probe_questions,
             no_fail_fast: self.no_fail_fast || file.no_fail_fast,
             governed_max_bytes: self.governed_max_bytes.or(file.governed_max_bytes),
+            cycles: self.cycles.or(file.cycles),
             source_model: self.source_model.or(file.source_model),
             base_url: self.base_url.or(file.base_url),
             model_name: self.model_name.or(file.model_name),

@@ -90,6 +90,10 @@ pub struct Handoff {
     /// history was below the trigger and this is the transcript).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub compacted: Option<bool>,
+    /// In a compaction chain: the last source event the compaction that made it saw (the
+    /// next compaction is given the events after it).
+    #[serde(skip)]
+    pub covers: Option<String>,
 }
 
 /// The two parts of a governed handoff's text, as the destination received them.
@@ -123,6 +127,7 @@ pub fn finish(
         compaction: None,
         advisory: None,
         compacted: None,
+        covers: None,
     }
 }
 

@@ -1,8 +1,10 @@
 //! The documents of the plug-in protocol: the interrupted state a compactor reads on stdin
-//! (`compaction-eval/state/3`: only what the source agent observed — no ledger, no scenario
+//! (`compaction-eval/state/4`: only what the source agent observed — no ledger, no scenario
 //! annotations, nothing naming the scenario or the experimental condition, a timeout is
-//! `timed_out`) and the text answer it may write (`compaction-eval/text/1`); a
-//! checkpoint answer is `crate::checkpoint::Checkpoint` (`compaction-eval/handoff/1`).
+//! `timed_out` — and, in a compaction chain, the plug-in's previous handoff with only the events
+//! since) and the text answer it may write (`compaction-eval/text/1`); a checkpoint answer is
+//! `crate::checkpoint::Checkpoint` (`compaction-eval/handoff/1`). Formats 3 and 2 are still
+//! served to the plug-ins that declare them.
 //!
 //! These types are a published contract with JSON Schemas generated from them
 //! (`strategies/schemas/`); change them only with a new format version.
@@ -13,18 +15,25 @@ use serde::{Deserialize, Serialize};
 use crate::scenario::Object;
 use crate::state::{InterruptedState, ObservedOutcome};
 
+/// Format 3: the default of a plug-in that declares no `reads` (every plug-in written before
+/// format 4 was, and it runs unchanged).
 pub const STATE_FORMAT: &str = "compaction-eval/state/3";
+/// Format 4: format 3 with `previous_handoff` in a compaction chain (`--cycles`).
+pub const STATE_FORMAT_4: &str = "compaction-eval/state/4";
 /// The previous input format, still served to a plug-in that declares `reads` it.
 pub const STATE_FORMAT_2: &str = "compaction-eval/state/2";
 pub const TEXT_FORMAT: &str = "compaction-eval/text/1";
 
 /// The input formats a plug-in may declare it reads (`reads = "…"` in its TOML), newest first.
-pub const STATE_FORMATS: [&str; 2] = [STATE_FORMAT, STATE_FORMAT_2];
+pub const STATE_FORMATS: [&str; 3] = [STATE_FORMAT_4, STATE_FORMAT, STATE_FORMAT_2];
 
 /// An input format the harness still serves.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub enum InputFormat {
-    /// `compaction-eval/state/3`, the current one (and the default).
+    /// `compaction-eval/state/4`: format 3 plus the previous handoff in a chain; the only one a
+    /// chained plug-in (`--cycles` above 1) can be given.
+    State4,
+    /// `compaction-eval/state/3` (the default).
     #[default]
     State3,
     /// `compaction-eval/state/2`: the same content under format 2's keys (`scenario` with the
@@ -37,6 +46,7 @@ impl InputFormat {
     /// The format a `reads` value names, if the harness serves it.
     pub fn parse(name: &str) -> Option<InputFormat> {
         match name {
+            STATE_FORMAT_4 => Some(InputFormat::State4),
             STATE_FORMAT => Some(InputFormat::State3),
             STATE_FORMAT_2 => Some(InputFormat::State2),
             _ => None,
@@ -45,6 +55,7 @@ impl InputFormat {
 
     pub fn name(self) -> &'static str {
         match self {
+            InputFormat::State4 => STATE_FORMAT_4,
             InputFormat::State3 => STATE_FORMAT,
             InputFormat::State2 => STATE_FORMAT_2,
         }
@@ -55,7 +66,8 @@ impl InputFormat {
 #[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct StateDocument {
-    /// Always `compaction-eval/state/3`.
+    /// `compaction-eval/state/4` (or `compaction-eval/state/3`, the same without
+    /// `previous_handoff`, for a plug-in that reads format 3).
     pub format: String,
     /// What the source agent was asked to do, and under which governance.
     pub task: TaskInfo,
@@ -73,6 +85,26 @@ pub struct StateDocument {
     /// The strategy's token budget, if its configuration sets one.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub token_budget: Option<u64>,
+    /// Format 4, in a compaction chain after its first compaction: the handoff this plug-in
+    /// returned one compaction earlier, as its destination received it. `events` (and
+    /// `resources`) then hold only what happened since: the context to compact is this handoff
+    /// followed by those events.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub previous_handoff: Option<PreviousHandoff>,
+}
+
+/// The previous compaction's handoff, in a chain (format 4).
+#[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct PreviousHandoff {
+    /// The last source event the previous compaction covered (the events now sent follow it).
+    pub after: String,
+    /// The handoff as its destination read it (messages with role headers).
+    pub text: String,
+    /// The checkpoint document, when the previous answer was one (resources changed since
+    /// marked `stale`, as the destination received it).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub checkpoint: Option<crate::checkpoint::Checkpoint>,
 }
 
 /// The task as the source agent received it. The scenario's id, title and domain and the
@@ -309,6 +341,7 @@ impl StateDocument {
                 })
                 .collect(),
             token_budget,
+            previous_handoff: None,
         }
     }
 }
@@ -320,8 +353,24 @@ pub fn state_input(
     token_budget: Option<u64>,
     format: InputFormat,
 ) -> Result<Vec<u8>, serde_json::Error> {
-    let doc = StateDocument::from_state(state, token_budget);
+    state_input_after(None, state, token_budget, format)
+}
+
+/// [`state_input`] in a chain: `previous` goes out as `previous_handoff` (format 4 only; the
+/// caller refuses to chain a plug-in that reads an older format).
+pub fn state_input_after(
+    previous: Option<PreviousHandoff>,
+    state: &InterruptedState,
+    token_budget: Option<u64>,
+    format: InputFormat,
+) -> Result<Vec<u8>, serde_json::Error> {
+    let mut doc = StateDocument::from_state(state, token_budget);
     match format {
+        InputFormat::State4 => {
+            doc.format = STATE_FORMAT_4.into();
+            doc.previous_handoff = previous;
+            serde_json::to_vec(&doc)
+        }
         InputFormat::State3 => serde_json::to_vec(&doc),
         InputFormat::State2 => serde_json::to_vec(&StateDocument2::from(doc)),
     }

@@ -312,6 +312,36 @@ pub struct Metrics {
     /// Scenario cells whose destination answered them.
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
     pub probes: BTreeMap<String, ProbeScore>,
+    /// A chained cell (`--cycles`): the compactions asked for and made, and each handoff of the
+    /// chain. Absent for a single compaction.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub chain: Option<Chain>,
+}
+
+/// What a chained cell records of its chain (`crate::strategy::chain`).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Chain {
+    /// Compactions asked for (`--cycles`).
+    pub cycles: u32,
+    /// Compactions that happened: fewer at a scenario's early interrupt points, or while a
+    /// strategy's trigger was not reached.
+    pub compactions: u32,
+    /// Each handoff of the chain, in order (the last is the one the destination continued).
+    pub steps: Vec<ChainStep>,
+}
+
+/// One handoff of a chain.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ChainStep {
+    /// The interrupt point it was built at.
+    pub interrupt: String,
+    /// Its tokens, as its destination would receive it.
+    pub restore_tokens: u64,
+    /// `false` when a strategy below its trigger handed the transcript over.
+    pub compacted: bool,
+    /// The continuity eval (seed 000: same-or-stricter decision, constraints and obligations
+    /// kept) on this handoff at its own point.
+    pub continuity_passed: bool,
 }
 
 /// One probe dimension's count in a cell.

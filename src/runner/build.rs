@@ -27,9 +27,9 @@ use crate::strategy::Registry;
 pub struct Builder {
     pub(super) registry: Registry,
     pub(super) instances: Instances,
-    /// Each run strategy's id, governed spec (`gov:X`) and whether its handoff depends on the
-    /// window.
-    pub(super) strategies: Vec<(Arc<str>, Option<GovSpec>, bool)>,
+    /// Each run strategy's id, governed spec (`gov:X`), whether its handoff depends on the
+    /// window, and its chain's compactions (`--cycles`; 1 without a chain).
+    pub(super) strategies: Vec<(Arc<str>, Option<GovSpec>, bool, u32)>,
     /// CPU time spent building, in microseconds (Linux: each building thread's own time).
     cpu_us: AtomicU64,
     /// The run's seed (volume is generated from it).
@@ -79,13 +79,27 @@ struct Job<'a> {
     full_history: Arc<str>,
     /// The point's inert identifiers (`crate::carried::inert_ids`), shared by its handoffs.
     inert: Arc<std::collections::BTreeSet<String>>,
+    /// The restore points of the longest chain its point's jobs need, `at` last (empty when
+    /// none is chained).
+    chain: Arc<Vec<Arc<RestorePoint>>>,
+}
+
+impl Job<'_> {
+    /// The chain this job's strategy compacts over, if it is chained: the last `cycles` points.
+    fn chain(&self, strategies: &[(Arc<str>, Option<GovSpec>, bool, u32)]) -> Option<(u32, &[Arc<RestorePoint>])> {
+        let cycles = strategies[self.spec.sti].3;
+        (cycles > 1).then(|| {
+            let n = self.chain.len().min(cycles as usize);
+            (cycles, &self.chain[self.chain.len() - n..])
+        })
+    }
 }
 
 impl Builder {
     pub(super) fn new(
         registry: Registry,
         instances: Instances,
-        strategies: Vec<(Arc<str>, Option<GovSpec>, bool)>,
+        strategies: Vec<(Arc<str>, Option<GovSpec>, bool, u32)>,
         seed: u64,
     ) -> Builder {
         Builder {
@@ -146,6 +160,18 @@ impl Builder {
             );
             let history = crate::strategy::full_history_tokens(&at.state);
             let inert = Arc::new(crate::carried::inert_ids(&at));
+            let longest = g
+                .jobs
+                .iter()
+                .map(|j| self.strategies[j.sti].3)
+                .max()
+                .unwrap_or(1);
+            let chain = Arc::new(if longest > 1 {
+                crate::strategy::chain::restore_points(&at, longest)
+                    .map_err(crate::strategy::StrategyError::from)?
+            } else {
+                Vec::new()
+            });
             for spec in &g.jobs {
                 jobs.push(Job {
                     spec,
@@ -153,6 +179,7 @@ impl Builder {
                     scale: g.scale,
                     full_history: full_history.clone(),
                     inert: inert.clone(),
+                    chain: chain.clone(),
                 });
             }
             points.push((g.key.clone(), at, history));
@@ -206,6 +233,21 @@ impl Builder {
             {
                 let mut c = crate::continuity::evaluate(&j.at, handoff, &j.full_history);
                 c.scale = j.scale.to_string();
+                if let Some(chain) = chain_of(&prepared) {
+                    // A chain's row is the run id's, and it passes only if every compaction did.
+                    c.strategy = self.strategies[j.spec.sti].0.to_string();
+                    let n = chain.steps.len();
+                    for (k, st) in chain.steps[..n - 1].iter().enumerate() {
+                        if !st.continuity_passed {
+                            c.passed = false;
+                            c.violations.push(format!(
+                                "compaction {} of {n} (at {}) failed the continuity eval",
+                                k + 1,
+                                st.interrupt
+                            ));
+                        }
+                    }
+                }
                 out[gi].continuity.push(c);
             }
             out[gi].handoffs.push((j.spec.key.clone(), prepared));
@@ -258,7 +300,12 @@ impl Builder {
                     break;
                 }
                 let strategy = self.instances.by_budget[j.spec.budget].1[j.spec.sti].as_ref();
-                slots[i] = Some(prepare(&self.registry, strategy, &j.at));
+                slots[i] = Some(prepare(
+                    &self.registry,
+                    strategy,
+                    &j.at,
+                    j.chain(&self.strategies),
+                ));
                 if fail_fast && firsts[&j.spec.sti].contains(&i) && failed_start(&slots, j.spec.sti)
                 {
                     stop.store(true, Ordering::Relaxed);
@@ -269,19 +316,23 @@ impl Builder {
             let pool = self.pool.get_or_init(|| Pool::new(workers));
             let (tx, rx) = std::sync::mpsc::channel();
             for (i, j) in jobs.iter().enumerate() {
-                let (b, at, spec, stop, tx) = (
+                let (b, at, spec, stop, tx, chain) = (
                     self.clone(),
                     j.at.clone(),
                     j.spec.clone(),
                     stop.clone(),
                     tx.clone(),
+                    j.chain.clone(),
                 );
                 pool.run(Box::new(move || {
                     // A job not started when the run stopped is not built.
                     let built = (!stop.load(Ordering::Relaxed)).then(|| {
                         let cpu0 = thread_cpu_us();
                         let strategy = b.instances.by_budget[spec.budget].1[spec.sti].as_ref();
-                        let p = prepare(&b.registry, strategy, &at);
+                        let cycles = b.strategies[spec.sti].3;
+                        let n = chain.len().min(cycles as usize);
+                        let points = (cycles > 1).then(|| (cycles, &chain[chain.len() - n..]));
+                        let p = prepare(&b.registry, strategy, &at, points);
                         b.add_cpu(cpu0);
                         p
                     });
@@ -387,4 +438,12 @@ fn thread_cpu_us() -> Option<u64> {
     let stat = std::fs::read_to_string("/proc/thread-self/schedstat").ok()?;
     let ns: u64 = stat.split_whitespace().next()?.parse().ok()?;
     Some(ns / 1_000)
+}
+
+/// The chain a prepared handoff comes from, if it is chained.
+fn chain_of(p: &Prepared) -> Option<&crate::record::Chain> {
+    match p {
+        Prepared::Ready { chain, .. } => chain.as_deref(),
+        Prepared::Failed(_) => None,
+    }
 }

@@ -193,8 +193,10 @@ fn strategies(
     Ok((out, summarisers))
 }
 
-/// The strategy a run id builds: X for a governed `gov:X`, else the id itself.
+/// The strategy a run id builds: X for a governed `gov:X` and for a chain `X×N` (or
+/// `gov:X×N`), else the id itself.
 pub(super) fn build_id(id: &str) -> Result<String, RunError> {
+    let (id, _) = crate::strategy::chain::parse(id).map_err(RunError::Usage)?;
     match GovSpec::parse(id) {
         None => Ok(id.to_string()),
         Some(Ok(g)) => Ok(g.inner),

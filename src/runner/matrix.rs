@@ -119,7 +119,16 @@ impl Matrix {
             strategy: u.strategy.clone(),
             model: model.clone(),
             rep,
-            seed: cell_seed(self.seed, &u.seed_id, &u.point, &u.strategy, model, rep),
+            // A chain (`C×3`) draws as its single-shot cell does: the two differ by the
+            // handoff alone, so their paired comparison is not diluted by other draws.
+            seed: cell_seed(
+                self.seed,
+                &u.seed_id,
+                &u.point,
+                crate::strategy::chain::parse(&u.strategy).map_or(&*u.strategy, |(s, _)| s),
+                model,
+                rep,
+            ),
             scale: u.scale,
         })
     }

@@ -223,10 +223,25 @@ pub fn check_inputs(cfg: &RunConfig) -> Result<Vec<Arc<Scenario>>, RunError> {
     let registry = Registry::from_source(&cfg.strategy_dir)?;
     for id in &cfg.strategies {
         let inner = clients::build_id(id)?;
-        if registry.config(&inner).is_none() {
+        let Some(config) = registry.config(&inner) else {
             return Err(crate::strategy::StrategyError::Unknown {
                 id: inner,
                 known: registry.ids().join(", "),
+            }
+            .into());
+        };
+        // A plug-in that cannot be given its previous handoff cannot be chained: said before
+        // anything is written, with the file and the key to change.
+        let (_, cycles) = crate::strategy::chain::parse(id).map_err(RunError::Usage)?;
+        let old_format = config.reads.as_deref()
+            != Some(crate::plugin::protocol::STATE_FORMAT_4);
+        if cycles > 1 && config.kind == crate::strategy::StrategyKind::Exec && old_format {
+            return Err(crate::strategy::StrategyError::Config {
+                file: registry.file_of(&inner),
+                message: format!(
+                    "`reads`: strategy `{inner}` runs chained as `{id}`, but {}",
+                    crate::strategy::chain_refusal(config.reads.as_deref())
+                ),
             }
             .into());
         }
@@ -362,7 +377,7 @@ fn select_cells(cfg: &RunConfig, cells: &Matrix) -> Vec<usize> {
 /// models × repetitions, so `--limit` stops where the matrix is cut), and each point's work.
 struct Shared {
     /// Each run strategy's governed spec (`gov:X`) and whether its handoff depends on the window.
-    strategies: Vec<(Arc<str>, Option<GovSpec>, bool)>,
+    strategies: Vec<(Arc<str>, Option<GovSpec>, bool, u32)>,
     /// The usable context of each set of strategy instances, smallest first.
     budgets: Vec<u64>,
     windowed: BTreeSet<Arc<str>>,
@@ -384,13 +399,14 @@ impl Shared {
         let mut strategies = Vec::new();
         let mut windowed = BTreeSet::new();
         for id in &cfg.strategies {
-            let gov = GovSpec::parse(id).transpose()?;
+            let (base, cycles) = crate::strategy::chain::parse(id).map_err(RunError::Usage)?;
+            let gov = GovSpec::parse(base).transpose()?;
             let depends = registry.depends_on_window(&clients::build_id(id)?);
             let id: Arc<str> = Arc::from(id.as_str());
             if depends {
                 windowed.insert(id.clone());
             }
-            strategies.push((id, gov, depends));
+            strategies.push((id, gov, depends, cycles));
         }
         let models: Vec<Arc<str>> = cfg.models.iter().map(|m| Arc::from(m.as_str())).collect();
         Ok(Shared {
@@ -435,7 +451,7 @@ impl Shared {
             if self.full() {
                 break;
             }
-            let (strategy, _, depends) = self.strategies[sti].clone();
+            let (strategy, _, depends, _) = self.strategies[sti].clone();
             for (bi, b) in self.budgets.iter().enumerate() {
                 let key = HandoffKey {
                     scenario: si,

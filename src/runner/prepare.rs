@@ -28,6 +28,8 @@ pub enum Prepared {
         /// What `handoff` (as delivered) carries of what is needed and of the inert volume
         /// (`crate::carried`; set by the builder once the delivery is known).
         carried: Option<crate::record::Carried>,
+        /// A chained handoff's chain (`--cycles` above 1): each compaction's handoff, judged.
+        chain: Option<Arc<crate::record::Chain>>,
     },
     /// The handoff could not be built (a failing plug-in or summariser): its cells are errored.
     Failed(CellError),
@@ -37,13 +39,18 @@ pub enum Prepared {
 /// A failing plug-in or summariser errors the handoff's cells; any other error stops the run.
 /// A panic while judging a strategy's output (a harness bug on text nobody foresaw) errors that
 /// handoff's cells (`error_class: harness`) instead of ending the run.
+///
+/// With `chain` (`cycles` compactions over these points, `at` the last), the handoff is the
+/// chain's last ([`crate::strategy::chain::build`]); every handoff of the chain is screened for
+/// secrets and gets the continuity eval at its own point.
 pub(super) fn prepare(
     registry: &Registry,
     strategy: &dyn Strategy,
     at: &RestorePoint,
+    chain: Option<(u32, &[Arc<RestorePoint>])>,
 ) -> Result<Prepared, RunError> {
     let attempt = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
-        prepare_unguarded(registry, strategy, at)
+        prepare_unguarded(registry, strategy, at, chain)
     }));
     attempt.unwrap_or_else(|payload| {
         let what = payload
@@ -65,10 +72,17 @@ fn prepare_unguarded(
     registry: &Registry,
     strategy: &dyn Strategy,
     at: &RestorePoint,
+    chain: Option<(u32, &[Arc<RestorePoint>])>,
 ) -> Result<Prepared, RunError> {
-    let built = crate::runtime::block_on(strategy.build(&at.state))
-        .map_err(|e| RunError::Harness(format!("the async runtime: {e}")))?;
-    let h = match built.and_then(|h| registry.restore(h, &at.world)) {
+    let built = match chain {
+        None => crate::runtime::block_on(strategy.build(&at.state))
+            .map(|b| b.and_then(|h| registry.restore(h, &at.world)).map(|h| vec![h])),
+        Some((_, points)) => crate::runtime::block_on(crate::strategy::chain::build(
+            registry, strategy, points,
+        )),
+    }
+    .map_err(|e| RunError::Harness(format!("the async runtime: {e}")))?;
+    let mut handoffs = match built {
         Ok(h) => h,
         Err(crate::strategy::StrategyError::Plugin(e)) => {
             return Ok(Prepared::Failed(CellError {
@@ -85,7 +99,7 @@ fn prepare_unguarded(
         Err(e) => return Err(e.into()),
     };
     // A handoff that carries a secret of this run is never sent anywhere: its cells are errored.
-    if crate::secrets::any() && handoff_has_secret(&h) {
+    if crate::secrets::any() && handoffs.iter().any(handoff_has_secret) {
         return Ok(Prepared::Failed(CellError {
             class: ErrorClass::Plugin,
             message: format!(
@@ -94,6 +108,26 @@ fn prepare_unguarded(
             ),
         }));
     }
+    let chain = chain.map(|(cycles, points)| {
+        Arc::new(crate::record::Chain {
+            cycles,
+            compactions: crate::strategy::chain::compactions(&handoffs),
+            steps: points
+                .iter()
+                .zip(&handoffs)
+                .map(|(p, h)| crate::record::ChainStep {
+                    interrupt: p.interrupt.point.clone(),
+                    restore_tokens: h.tokens_at_restore,
+                    compacted: h.compacted != Some(false),
+                    continuity_passed: crate::continuity::evaluate(p, h, &full_history_text(p))
+                        .passed,
+                })
+                .collect(),
+        })
+    });
+    let Some(h) = handoffs.pop() else {
+        return Err(RunError::Harness("a chain without a handoff".into()));
+    };
     // Checkpoints get every seed-003 §9.2 rule; text handoffs the rules checkable on text.
     let rule_violations = Some(rule_breaks(crate::audit::rule_check(&h, &h, at)));
     Ok(Prepared::Ready {
@@ -102,7 +136,18 @@ fn prepare_unguarded(
         rule_violations,
         governed: None,
         carried: None,
+        chain,
     })
+}
+
+/// A point's source history as one text (what the continuity eval's full path reads).
+pub(super) fn full_history_text(at: &RestorePoint) -> String {
+    at.state
+        .events
+        .iter()
+        .map(|e| e.text.as_str())
+        .collect::<Vec<_>>()
+        .join("\n")
 }
 
 /// Rule violations as a record holds them.

@@ -100,6 +100,7 @@ pub fn score(
         compression_ratio: 0.0,
         carried: None,
         compacted: None,
+        chain: None,
         probes: Default::default(),
     };
     let d = Diagnostics {

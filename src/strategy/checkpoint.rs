@@ -41,7 +41,7 @@ fn clip(text: &str, n: usize) -> (String, bool) {
 /// statuses, dates — as `key=value`, clipped, leaving out what the call's own arguments already
 /// say. Why only those: a result's prose is the world's text, which may carry a directive; a token
 /// without white space cannot, and the ids are what later steps need.
-fn returned_fields(
+pub(super) fn returned_fields(
     result: &str,
     args: &serde_json::Map<String, serde_json::Value>,
 ) -> Option<String> {
@@ -266,6 +266,31 @@ impl Strategy for CheckpointStrategy {
             self.config.excerpt_chars.unwrap_or(400),
             self.retrieval,
         );
+        self.finish(cp)
+    }
+    /// The previous checkpoint's document with the events since added ([`super::merge`]).
+    fn build_after<'a>(
+        &'a self,
+        previous: &'a crate::handoff::Handoff,
+        since: &'a InterruptedState,
+    ) -> BuildFuture<'a> {
+        let Some(prev) = &previous.checkpoint else {
+            return ready(Err(super::StrategyError::Chain {
+                id: self.config.id.clone(),
+                message: "the previous handoff carries no checkpoint document".into(),
+            }));
+        };
+        let new = build(
+            since,
+            self.config.excerpt_chars.unwrap_or(400),
+            self.retrieval,
+        );
+        self.finish(super::merge::merge(prev, new, since))
+    }
+}
+
+impl CheckpointStrategy {
+    fn finish<'a>(&self, cp: Checkpoint) -> BuildFuture<'a> {
         let text = match self.templates.render_checkpoint(&cp, self.retrieval) {
             Ok(t) => t,
             Err(e) => return ready(Err(e)),

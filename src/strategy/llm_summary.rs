@@ -8,7 +8,7 @@ use std::path::PathBuf;
 use std::sync::Arc;
 
 use super::{BuildFuture, Strategy, StrategyConfig, StrategyError, Summariser, Templates};
-use crate::handoff::{Message, finish};
+use crate::handoff::{Handoff, Message, finish};
 use crate::record::{CellError, ErrorClass};
 use crate::state::InterruptedState;
 
@@ -57,6 +57,21 @@ impl Strategy for LlmSummary {
     }
 
     fn build<'a>(&'a self, state: &'a InterruptedState) -> BuildFuture<'a> {
+        self.summarise(None, state)
+    }
+
+    /// The summariser's prompt gets the previous handoff as its `previous` and the events since.
+    fn build_after<'a>(&'a self, previous: &'a Handoff, since: &'a InterruptedState) -> BuildFuture<'a> {
+        self.summarise(Some(&previous.text), since)
+    }
+}
+
+impl LlmSummary {
+    fn summarise<'a>(
+        &'a self,
+        previous: Option<&'a str>,
+        state: &'a InterruptedState,
+    ) -> BuildFuture<'a> {
         Box::pin(async move {
             let c = &self.config;
             let Some(summariser) = &self.summariser else {
@@ -74,7 +89,7 @@ impl Strategy for LlmSummary {
             };
             let prompt = self
                 .templates
-                .render_summarize_prompt(state, template.as_deref())
+                .render_summarize_prompt_after(previous, state, template.as_deref())
                 .map_err(|e| harness(e.to_string()))?;
             let (text, stats) = summariser
                 .summarise(&prompt, self.seed)

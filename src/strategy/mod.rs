@@ -8,9 +8,12 @@
 //! and it never runs a destination. A live summariser reaches it only through the [`Summariser`]
 //! trait, so this module does not depend on any model client.
 
+pub mod chain;
 mod checkpoint;
 pub use checkpoint::{mark_stale, reconciling_tool};
 mod exec;
+pub use exec::chain_refusal;
+mod merge;
 mod llm_summary;
 mod render;
 mod settings;
@@ -207,6 +210,9 @@ pub enum StrategyError {
     /// A live summariser failed (an errored cell, with its class).
     #[error(transparent)]
     Summariser(crate::record::CellError),
+    /// A strategy cannot compact a context that begins with a previous handoff (`--cycles`).
+    #[error("strategy `{id}` cannot continue a compaction chain: {message}")]
+    Chain { id: String, message: String },
     #[error(
         "strategy `{id}` needs its summariser model `{summarizer}`: it is built by `run`, which calls the model"
     )]
@@ -221,6 +227,22 @@ pub type BuildFuture<'a> =
 pub trait Strategy: Send + Sync {
     fn id(&self) -> &str;
     fn build<'a>(&'a self, state: &'a InterruptedState) -> BuildFuture<'a>;
+
+    /// A compaction in a chain ([`chain`], `--cycles`): the context is `previous` (the handoff
+    /// of the compaction before, as its destination received it) followed by `since`, the
+    /// source events after that compaction's interrupt point (the only events `since` holds).
+    /// A strategy that does not define it cannot be chained.
+    fn build_after<'a>(
+        &'a self,
+        previous: &'a Handoff,
+        since: &'a InterruptedState,
+    ) -> BuildFuture<'a> {
+        let _ = (previous, since);
+        ready(Err(StrategyError::Chain {
+            id: self.id().to_string(),
+            message: "it does not say how it compacts a previous handoff".into(),
+        }))
+    }
 
     /// [`Strategy::build`] on the process's runtime, for callers outside it (commands, tests).
     fn build_blocking(&self, state: &InterruptedState) -> Result<Handoff, StrategyError> {
@@ -266,6 +288,10 @@ impl Strategy for NoHandoff {
             )
         }))
     }
+    /// The task statement again: `none` carries nothing forward.
+    fn build_after<'a>(&'a self, _: &'a Handoff, since: &'a InterruptedState) -> BuildFuture<'a> {
+        self.build(since)
+    }
 }
 
 /// Strategies by id: the built-ins, overridden or extended by `strategies/*.toml`.
@@ -281,6 +307,8 @@ pub struct Registry {
     seed: u64,
     /// Folders plug-ins must not see (`with_hidden`); the strategy folder always is.
     hidden: Vec<PathBuf>,
+    /// The file each configuration read from a folder came from.
+    files: BTreeMap<String, PathBuf>,
 }
 
 impl Registry {
@@ -297,6 +325,7 @@ impl Registry {
             copy: OnceLock::new(),
             seed: crate::DEFAULT_SEED,
             hidden: Vec::new(),
+            files: BTreeMap::new(),
         }
     }
 
@@ -344,6 +373,7 @@ impl Registry {
                 file: f.clone(),
                 message,
             })?;
+            reg.files.insert(cfg.id.clone(), f);
             reg.configs.insert(cfg.id.clone(), cfg);
         }
         Ok(reg)
@@ -384,6 +414,21 @@ impl Registry {
                 Ok(reg)
             }
         }
+    }
+
+    /// The file strategy `id`'s configuration is read from (for messages): `strategies/ID.toml`
+    /// in its folder, or among the embedded files.
+    pub fn file_of(&self, id: &str) -> PathBuf {
+        if let Some(f) = self.files.get(id) {
+            return f.clone();
+        }
+        let dir = match &self.source {
+            Source::Folder(dir) => dir.clone(),
+            Source::Embedded => {
+                PathBuf::from(crate::shipped::embedded_label()).join(Set::Strategies.name())
+            }
+        };
+        dir.join(format!("{id}.toml"))
     }
 
     /// Where the strategies came from.

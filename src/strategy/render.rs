@@ -96,9 +96,30 @@ impl Templates {
         )
     }
 
+    /// The summary a rendered summary message carries: `rendered` without what the summary
+    /// template wraps around it (a chain reads its previous summary back).
+    pub fn unwrap_summary(&self, rendered: &str) -> Result<String, StrategyError> {
+        const MARK: &str = "\u{1}summary\u{1}";
+        let wrapped = self.render_summary(MARK)?;
+        let (head, tail) = wrapped.split_once(MARK).unwrap_or((wrapped.as_str(), ""));
+        let body = rendered.strip_prefix(head).unwrap_or(rendered);
+        Ok(body.strip_suffix(tail).unwrap_or(body).trim().to_string())
+    }
+
     /// The prompt of a live summariser: `template` (a file's text) or the embedded default.
     pub fn render_summarize_prompt(
         &self,
+        state: &InterruptedState,
+        template: Option<&str>,
+    ) -> Result<String, StrategyError> {
+        self.render_summarize_prompt_after(None, state, template)
+    }
+
+    /// The prompt of a live summariser in a chain: `previous` (the previous handoff's text) is
+    /// the template's `previous`, and `state` holds only the events since.
+    pub fn render_summarize_prompt_after(
+        &self,
+        previous: Option<&str>,
         state: &InterruptedState,
         template: Option<&str>,
     ) -> Result<String, StrategyError> {
@@ -112,7 +133,7 @@ impl Templates {
         self.render(
             "summarize.md.j2",
             template.unwrap_or(SUMMARIZE),
-            json!({ "objective": state.task.objective, "events": events }),
+            json!({ "objective": state.task.objective, "events": events, "previous": previous }),
         )
     }
 

@@ -7,8 +7,10 @@
 //! voice among the next steps. It is a stand-in for a model, not a good summariser; a live
 //! summariser model is configured separately.
 
-use super::{BuildFuture, Strategy, StrategyConfig, Templates, ready, transcript::transcript};
-use crate::handoff::{Message, finish};
+use super::{
+    BuildFuture, Strategy, StrategyConfig, StrategyError, Templates, ready, transcript::transcript,
+};
+use crate::handoff::{Handoff, Message, finish};
 use crate::state::InterruptedState;
 use crate::tokens;
 
@@ -79,6 +81,48 @@ impl Strategy for Summary {
             d
         } else {
             dropped
+        };
+        ready(Ok(finish(&c.id, messages, None, dropped, vec![])))
+    }
+
+    /// B: a summary of the previous summary and the new events ([`summarize_after`]); B+A: that,
+    /// then the previous transcript part and the new events as far as they fit beside it.
+    fn build_after<'a>(&'a self, previous: &'a Handoff, since: &'a InterruptedState) -> BuildFuture<'a> {
+        let c = &self.config;
+        let Some(first) = previous.messages.first() else {
+            return ready(Err(StrategyError::Chain {
+                id: c.id.clone(),
+                message: "the previous handoff has no message".into(),
+            }));
+        };
+        let body = match self.templates.unwrap_summary(&first.content) {
+            Ok(b) => b,
+            Err(e) => return ready(Err(e)),
+        };
+        let seed = handoff_seed(self.seed, since, &c.id);
+        let (text, dropped) = summarize_after(Some(&body), since, c, seed);
+        let rendered = match self.templates.render_summary(&text) {
+            Ok(r) => r,
+            Err(e) => return ready(Err(e)),
+        };
+        let room = c
+            .window_budget
+            .map(|w| w.saturating_sub(crate::tokens::count(&rendered)).max(1));
+        let mut messages = vec![Message::user(rendered)];
+        let dropped = if self.with_transcript {
+            let (t, d) = super::transcript::continue_transcript(
+                &previous.messages[1..],
+                &previous.dropped_events,
+                since,
+                room,
+                None,
+            );
+            messages.extend(t);
+            d
+        } else {
+            let mut all = previous.dropped_events.clone();
+            all.extend(dropped);
+            all
         };
         ready(Ok(finish(&c.id, messages, None, dropped, vec![])))
     }
@@ -251,24 +295,61 @@ pub fn summarize(
     cfg: &StrategyConfig,
     seed: u64,
 ) -> (String, Vec<String>) {
+    summarize_after(None, state, cfg, seed)
+}
+
+/// The previous summary's narrative (before its next steps) and the statements it restated
+/// among its next steps (without the opening "finish the task").
+fn previous_parts(summary: &str) -> (String, Vec<String>) {
+    let (narrative, next) = match summary.find("Next steps: ") {
+        Some(at) => (&summary[..at], &summary[at + "Next steps: ".len()..]),
+        None => (summary, ""),
+    };
+    let next = sentences(next)
+        .into_iter()
+        .filter(|s| s != "finish the task.")
+        .collect();
+    (narrative.trim().to_string(), next)
+}
+
+/// [`summarize`], or with `previous` (a chain's next compaction) a summary of the previous
+/// summary and the events of `state`: the previous narrative comes first as it was written —
+/// its request, findings and restated outside text included, with nothing to tell them from
+/// its own words — then the new events' sentences, and its next steps stay next steps. The
+/// budget drops from the middle as always.
+pub fn summarize_after(
+    previous: Option<&str>,
+    state: &InterruptedState,
+    cfg: &StrategyConfig,
+    seed: u64,
+) -> (String, Vec<String>) {
     let ev = &state.events;
     let mut parts: Vec<String> = Vec::new();
     let mut used: Vec<&str> = Vec::new();
     let last_of = |kind: &str| ev.iter().rev().find(|e| e.kind == kind);
+    let (earlier, earlier_next) = previous.map(previous_parts).unwrap_or_default();
 
-    if let Some(first) = ev.iter().find(|e| e.kind == "user") {
+    if previous.is_some() {
+        if !earlier.is_empty() {
+            parts.push(earlier);
+        }
+    } else if let Some(first) = ev.iter().find(|e| e.kind == "user") {
         parts.push(format!(
             "I am working on this request: {}",
             first_sentences(&first.text, 2)
         ));
         used.push(&first.id);
     }
-    if let Some(later) = ev
-        .iter()
-        .filter(|e| e.kind == "user")
-        .nth(1)
-        .and(last_of("user"))
-    {
+    // Chained, any user message is a later one.
+    let later = if previous.is_some() {
+        last_of("user")
+    } else {
+        ev.iter()
+            .filter(|e| e.kind == "user")
+            .nth(1)
+            .and(last_of("user"))
+    };
+    if let Some(later) = later {
         parts.push(format!(
             "The user later added that {}",
             lower_first(&first_sentences(&later.text, 1))
@@ -350,6 +431,7 @@ pub fn summarize(
     // statement's place among its statements — never a reading of the text's wording or mood,
     // nor of where a paragraph break falls.
     let mut next: Vec<String> = vec!["finish the task".to_string()];
+    next.extend(earlier_next);
     let keep = cfg.external_keep.unwrap_or(DEFAULT_EXTERNAL_KEEP);
     for e in ev
         .iter()

@@ -7,6 +7,7 @@
 
 use super::transcript::{Transcript, full_history_tokens};
 use super::{BuildFuture, Strategy, StrategyConfig};
+use crate::handoff::Handoff;
 use crate::state::InterruptedState;
 
 /// A strategy that compacts only a history of at least `trigger` tokens.
@@ -45,6 +46,18 @@ impl Strategy for Triggered {
             };
             built.map(|mut h| {
                 h.compacted = Some(!below);
+                h
+            })
+        })
+    }
+
+    /// Once the strategy has compacted, the context begins with its handoff and every later
+    /// compaction of the chain compacts again: the trigger decides only when the first happens
+    /// (a chain whose earlier handoffs were transcripts hands the raw events to [`Self::build`]).
+    fn build_after<'a>(&'a self, previous: &'a Handoff, since: &'a InterruptedState) -> BuildFuture<'a> {
+        Box::pin(async move {
+            self.inner.build_after(previous, since).await.map(|mut h| {
+                h.compacted = Some(true);
                 h
             })
         })

@@ -158,6 +158,7 @@ fn metrics(restore_tokens: u64, total_tokens: u64, compaction_tokens: u64) -> Me
         compression_ratio: 0.0,
         carried: None,
         compacted: None,
+        chain: None,
         probes: Default::default(),
     }
 }

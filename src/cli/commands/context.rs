@@ -72,6 +72,7 @@ pub fn report(dir: &Source, args: &ContextReportArgs) -> Result<i32, Error> {
         &args.model,
         &scenario.world.clock,
         &at.world.clock().to_string(),
+        1,
     )
     .map_err(|e| Error::Usage(format!("governed lineage: {e}")))?;
     let doc = json!({

@@ -403,11 +403,15 @@ pub(super) fn config(dir: &Source, a: RunArgs) -> Result<(RunConfig, f64), Error
         strategy_dir: Source::resolve(a.strategy_dir, "strategies"),
         scenarios: a.scenarios,
         interrupts: a.interrupts,
-        strategies: crate::delivery::sweep(
-            &a.strategies.unwrap_or(d.strategies),
-            a.governed_max_bytes.as_deref().unwrap_or(&[]),
+        strategies: crate::strategy::chain::expand(
+            &crate::delivery::sweep(
+                &a.strategies.unwrap_or(d.strategies),
+                a.governed_max_bytes.as_deref().unwrap_or(&[]),
+            )
+            .map_err(|e| Error::Usage(e.to_string()))?,
+            a.cycles.as_deref().unwrap_or(&[]),
         )
-        .map_err(|e| Error::Usage(e.to_string()))?,
+        .map_err(Error::Usage)?,
         source_model: a.source_model,
         models: a.models.unwrap_or(d.models),
         reps: a.reps.unwrap_or(d.reps),

@@ -48,6 +48,7 @@ pub(super) fn admit(
     s: &Scenario,
     at: &RestorePoint,
     index: usize,
+    compactions: u32,
 ) -> Result<Admitted, String> {
     use crate::governed::{ContextStatus, Responsibility};
     let source = shared.source_model.as_deref().unwrap_or(&c.model);
@@ -58,6 +59,7 @@ pub(super) fn admit(
         &c.model,
         &s.world.clock,
         &at.world.clock().to_string(),
+        compactions,
     )
     .map_err(|e| format!("governed lineage: {e}"))?;
     let mut cell = GovernedCell {

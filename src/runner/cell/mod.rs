@@ -223,18 +223,21 @@ async fn continue_cell(
     let at = &start.at;
     // The scenario at the cell's scale (the plan's is as written, without its volume).
     let s = &at.scenario;
-    let (handoff, (rule_violations, upgrades), governed, carried) = match &*start.prepared {
+    let (handoff, (rule_violations, upgrades), governed, carried, chain) = match &*start.prepared
+    {
         Prepared::Ready {
             handoff,
             rule_violations,
             upgrades,
             governed,
             carried,
+            chain,
         } => (
             handoff.clone(),
             (rule_violations, upgrades),
             governed,
             *carried,
+            chain.as_deref().cloned(),
         ),
         Prepared::Failed(e) => {
             return rec.errored(e.class, format!("building the handoff: {}", e.message));
@@ -248,7 +251,15 @@ async fn continue_cell(
     let mut gov_cell = None;
     let handoff = match governed {
         None => handoff,
-        Some(g) => match admit(shared, g, c, s, at, index) {
+        Some(g) => match admit(
+            shared,
+            g,
+            c,
+            s,
+            at,
+            index,
+            chain.as_ref().map_or(1, |ch| ch.compactions),
+        ) {
             Ok(Admitted::Deliver(h, cell)) => {
                 gov_cell = Some(cell);
                 h
@@ -470,6 +481,7 @@ async fn continue_cell(
     metrics.compression_ratio = ratio(handoff.tokens_at_restore, history_tokens);
     metrics.carried = carried;
     metrics.compacted = compacted;
+    metrics.chain = chain;
     if let Some(a) = &answers {
         metrics.probes = crate::destination::probe::score(at, &probes, a);
     }

@@ -166,6 +166,7 @@ fn no_metrics() -> Metrics {
         compression_ratio: 0.0,
         carried: None,
         compacted: None,
+        chain: None,
         probes: Default::default(),
     }
 }

@@ -175,6 +175,7 @@ fn base_record(f: &CutFacts<'_>, strategy: &str, model: &str, rep: u32, seed: u6
             compression_ratio: 0.0,
             carried: None,
             compacted: None,
+            chain: None,
             probes: Default::default(),
         },
         diagnostics: Diagnostics::default(),
