@@ -51,6 +51,68 @@ pub struct AuditRow {
     /// A handoff that could not be built (a failing plug-in).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub error: Option<String>,
+    /// A chain's audit (`audit --cycles N`; the row's handoff is the chain's last): which
+    /// critical facts each compaction kept.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub chain: Option<ChainAudit>,
+}
+
+/// What each compaction of a chain kept of the critical facts of its last point.
+#[derive(Debug, Clone, Default, Serialize)]
+pub struct ChainAudit {
+    /// The chain's interrupt points, in order (the last is the row's).
+    pub points: Vec<String>,
+    pub facts: Vec<FactTrail>,
+}
+
+/// One critical fact through a chain.
+#[derive(Debug, Clone, Serialize)]
+pub struct FactTrail {
+    pub fact: String,
+    /// Per compaction: carried (`true`), absent (`false`), or `null` where the fact does not
+    /// matter yet at that point.
+    pub kept: Vec<Option<bool>>,
+    /// The compaction (1-based) that first lost it after it mattered, if one did.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub lost_at: Option<u32>,
+}
+
+/// Which critical facts of the last of `points` each handoff of the chain `hs` carries.
+pub fn chain_audit(points: &[Arc<RestorePoint>], hs: &[Handoff]) -> ChainAudit {
+    let Some(last) = points.last() else {
+        return ChainAudit::default();
+    };
+    let texts: Vec<String> = hs.iter().map(|h| normalize(&h.text)).collect();
+    let facts = last
+        .scenario
+        .facts_at(&last.interrupt)
+        .filter(|f| f.kind != FactKind::InjectedDirective)
+        .map(|f| {
+            let kept: Vec<Option<bool>> = points
+                .iter()
+                .zip(&texts)
+                .map(|(p, t)| {
+                    p.scenario
+                        .facts_at(&p.interrupt)
+                        .any(|g| g.id == f.id)
+                        .then(|| f.detectors.iter().any(|d| d.matches(t)))
+                })
+                .collect();
+            let lost_at = kept
+                .iter()
+                .position(|k| *k == Some(false))
+                .map(|k| k as u32 + 1);
+            FactTrail {
+                fact: f.id.clone(),
+                kept,
+                lost_at,
+            }
+        })
+        .collect();
+    ChainAudit {
+        points: points.iter().map(|p| p.interrupt.point.clone()).collect(),
+        facts,
+    }
 }
 
 /// Audits one handoff.
@@ -155,12 +217,26 @@ pub fn audit(
     registry: &Registry,
     strategies: &[String],
 ) -> Result<Vec<AuditRow>, crate::strategy::StrategyError> {
+    audit_chained(scenarios, registry, strategies, 1)
+}
+
+/// [`audit`] of chains of `cycles` compactions (`audit --cycles N`): each row audits the chain's
+/// last handoff, under the chain's id (`C×3`), with [`chain_audit`]; `cycles` 1 is [`audit`].
+pub fn audit_chained(
+    scenarios: &[Arc<Scenario>],
+    registry: &Registry,
+    strategies: &[String],
+    cycles: u32,
+) -> Result<Vec<AuditRow>, crate::strategy::StrategyError> {
+    use crate::strategy::chain;
     crate::secrets::load_run([]);
     let mut rows = Vec::new();
     for s in scenarios {
         for it in &s.interrupts {
-            let at = RestorePoint::build(s.clone(), &it.point)?;
-            for id in strategies {
+            let at = Arc::new(RestorePoint::build(s.clone(), &it.point)?);
+            let points = chain::restore_points(&at, cycles)?;
+            for base in strategies {
+                let id = &chain::id(base, cycles);
                 let error = |message: String| AuditRow {
                     scenario: s.id.clone(),
                     interrupt: it.point.clone(),
@@ -168,9 +244,21 @@ pub fn audit(
                     error: Some(crate::secrets::redact(&message).into_owned()),
                     ..Default::default()
                 };
-                match registry.handoff(id, &at) {
+                let built = registry.get(base).and_then(|st| {
+                    let hs = chain::build_blocking(registry, st.as_ref(), &points)?;
+                    let audited = (cycles > 1).then(|| chain_audit(&points, &hs));
+                    let mut h = hs.into_iter().last().ok_or_else(|| {
+                        crate::strategy::StrategyError::Chain {
+                            id: id.clone(),
+                            message: "the chain is empty".into(),
+                        }
+                    })?;
+                    h.strategy = id.clone();
+                    Ok((h, audited))
+                });
+                match built.map(|(h, audited)| (audit_handoff(&at, &h), h, audited)) {
                     // A handoff carrying a secret is not audited (nor quoted anywhere).
-                    Ok(h)
+                    Ok((_, h, _))
                         if serde_json::to_string(&h)
                             .is_ok_and(|t| crate::secrets::contains(&t)) =>
                     {
@@ -178,7 +266,10 @@ pub fn audit(
                             "strategy `{id}`: output contains a secret of this run (the handoff was discarded)"
                         )))
                     }
-                    Ok(h) => rows.push(audit_handoff(&at, &h)),
+                    Ok((mut row, _, audited)) => {
+                        row.chain = audited;
+                        rows.push(row)
+                    }
                     Err(crate::strategy::StrategyError::Plugin(e)) => {
                         rows.push(error(e.to_string()))
                     }
@@ -289,6 +380,32 @@ pub fn table(rows: &[AuditRow]) -> String {
                     .join(", "),
             }
         );
+    }
+    // A chain's losses: which fact which compaction lost.
+    for r in rows {
+        let Some(c) = &r.chain else { continue };
+        let lost: Vec<String> = c
+            .facts
+            .iter()
+            .filter_map(|f| {
+                let k = f.lost_at?;
+                Some(format!(
+                    "{} at compaction {k} ({})",
+                    f.fact,
+                    c.points.get(k as usize - 1).map_or("", String::as_str)
+                ))
+            })
+            .collect();
+        if !lost.is_empty() {
+            let _ = writeln!(
+                t,
+                "{} · {} · {}: lost {}",
+                r.scenario,
+                r.interrupt,
+                r.strategy,
+                lost.join(", ")
+            );
+        }
     }
     t
 }

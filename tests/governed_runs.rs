@@ -282,6 +282,7 @@ fn admit(g: &delivery::Governed) -> delivery::Admission {
         "m",
         "2026-07-21T09:00:00Z",
         "2026-07-21T10:00:00Z",
+        1,
     )
     .expect("admit")
 }
@@ -319,6 +320,41 @@ fn a_changed_or_missing_artifact_blocks_with_its_reason() {
     let json = serde_json::to_string(&a.report).expect("json");
     let instruction = String::from_utf8(bytes).unwrap_or_default();
     assert!(!json.contains(&instruction[1..40]));
+}
+
+#[test]
+fn a_chain_of_three_is_three_cold_resumes_in_three_epochs_and_still_ready() {
+    let reg = Registry::builtin();
+    let at = restore_point("payments-vendor-bank-change", "pending_approval");
+    let spec = GovSpec::parse("gov:C").expect("gov").expect("ok");
+    let g = delivery::build_at(&reg, &at, &spec, 28_672).expect("build");
+    let a = delivery::admit(
+        &g,
+        "t",
+        "m",
+        "other",
+        "2026-07-21T09:00:00Z",
+        "2026-07-21T10:00:00Z",
+        3,
+    )
+    .expect("admit");
+    let records = a.lineage.records();
+    let kinds: Vec<SessionKind> = records.iter().map(|r| r.kind).collect();
+    assert_eq!(
+        kinds,
+        [
+            SessionKind::Fresh,
+            SessionKind::ColdResume,
+            SessionKind::ColdResume,
+            SessionKind::ColdResume,
+            SessionKind::Replaced
+        ]
+    );
+    let epochs: Vec<u64> = records.iter().map(|r| r.epoch).collect();
+    assert_eq!(epochs, [0, 1, 2, 3, 3]);
+    assert_eq!(a.report.status, ContextStatus::Ready);
+    assert_eq!(a.before_resume.reasons, [BlockReason::OldSessionEpoch]);
+    assert!(a.envelope.is_some());
 }
 
 /// A handoff whose only text is `text`, as a strategy would give it.

@@ -244,9 +244,14 @@ pub struct HandoffArgs {
     /// Strategy id (`none`, `A`, `B`, `C`, `D`, `mask`, `B+A`, or one from the strategy folder).
     #[arg(long)]
     pub strategy: String,
-    /// Print one JSON object instead of the text.
+    /// Print one JSON object instead of the text (with `--cycles`, every handoff of the chain
+    /// under `chain`).
     #[arg(long)]
     pub json: bool,
+    /// The last handoff of a compaction chain of N compactions (`run --cycles N`): each sees
+    /// only the previous handoff and the events since.
+    #[arg(long, default_value_t = 1)]
+    pub cycles: u32,
     #[command(flatten)]
     pub build: BuildArgs,
 }
@@ -408,6 +413,10 @@ pub struct AuditArgs {
     /// History scale the scenarios are audited at (`base`, `40k`, …; the default seed's volume).
     #[arg(long, default_value = "base")]
     pub scale: String,
+    /// Audit compaction chains of N compactions (`run --cycles N`): each row is the chain's
+    /// last handoff, and the table says which critical fact which compaction lost.
+    #[arg(long, default_value_t = 1)]
+    pub cycles: u32,
 }
 
 #[derive(Debug, Args)]

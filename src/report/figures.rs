@@ -102,7 +102,14 @@ pub fn render_plots(
             }),
         }
     }
-    Ok(vec![
+    let mut chain = Vec::new();
+    if !s.chains.is_empty() {
+        chain.push(plots::compaction_chain(
+            "Compaction chains: safe success (solid, 95% clustered) and unsafe-cell rate (dashed) by compactions",
+            &chain_series(&s.chains),
+        )?);
+    }
+    let all = vec![
         plots::success_bars(
             "Safe success by strategy × destination (95% interval clustered by scenario)",
             &bars,
@@ -128,7 +135,36 @@ pub fn render_plots(
             "Probe accuracy (every dimension) against restore tokens (median per strategy × destination)",
             &probe_points,
         )?,
-    ])
+    ];
+    Ok(all.into_iter().chain(chain).collect())
+}
+
+/// The chain rows as line series: per destination (panel) and strategy (colour), safe success
+/// with its interval and the unsafe-cell rate (dashed) against the number of compactions.
+fn chain_series(rows: &[super::chains::ChainRow]) -> Vec<plots::Series> {
+    let mut out: Vec<plots::Series> = Vec::new();
+    for r in rows {
+        let x = f64::from(r.compactions);
+        let (lo, hi) = r
+            .safe_success_ci
+            .unwrap_or((r.safe_success, r.safe_success));
+        let u = r.unsafe_cells as f64 / r.n.max(1) as f64;
+        for (dashed, pt) in [(false, (x, r.safe_success, lo, hi)), (true, (x, u, u, u))] {
+            match out
+                .iter_mut()
+                .find(|s| s.panel == r.model && s.line == r.strategy && s.dashed == dashed)
+            {
+                Some(s) => s.points.push(pt),
+                None => out.push(plots::Series {
+                    panel: r.model.clone(),
+                    line: r.strategy.clone(),
+                    dashed,
+                    points: vec![pt],
+                }),
+            }
+        }
+    }
+    out
 }
 
 /// The curve's points as line series: per destination (panel) and strategy (colour), safe

@@ -14,6 +14,7 @@
 
 pub mod analysis;
 pub mod calibration;
+pub mod chains;
 pub mod compare;
 pub mod curve;
 pub mod domain;

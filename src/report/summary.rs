@@ -15,7 +15,7 @@ use serde::Serialize;
 use super::group::{Group, LiveTotals, group};
 use super::ranking::PairTest;
 use super::ranking::{self, RankRow};
-use super::{analysis, curve, domain, governance, transcripts};
+use super::{analysis, chains, curve, domain, governance, transcripts};
 use crate::record::{RunRecord, Status};
 use crate::results::scenario_cells;
 use crate::stats::Spread;
@@ -67,6 +67,13 @@ pub struct Summary {
     pub analysis: analysis::Analysis,
     /// The compaction curve: per destination × strategy × history scale.
     pub curve: Vec<curve::CurvePoint>,
+    /// Compaction chains (`--cycles`): per strategy × destination × compactions (empty without
+    /// a chain).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub chains: Vec<chains::ChainRow>,
+    /// Each chain arm against its single compaction on the same cells.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub chain_paired: Vec<chains::ChainPaired>,
     /// Each strategy X against `gov:X` on the same cells (seed 004), with the paired test.
     pub governance: Vec<governance::GovernanceRow>,
     /// Where governed strategies block: required bytes and blocked cells per budget.
@@ -243,6 +250,8 @@ pub fn summarize_at(all: &[RunRecord], alpha: f64) -> Summary {
         continuity: Vec::new(),
         analysis: analysis::Analysis::default(),
         curve: curve::curve(records, 1.0 - alpha),
+        chains: chains::rows(records, 1.0 - alpha),
+        chain_paired: chains::paired(records, alpha),
         governance: governance::compare(records, 1.0 - alpha),
         governance_budgets: governance::budgets(records),
         transcripts: transcripts::summarize(all),

@@ -86,7 +86,10 @@ struct Job<'a> {
 
 impl Job<'_> {
     /// The chain this job's strategy compacts over, if it is chained: the last `cycles` points.
-    fn chain(&self, strategies: &[(Arc<str>, Option<GovSpec>, bool, u32)]) -> Option<(u32, &[Arc<RestorePoint>])> {
+    fn chain(
+        &self,
+        strategies: &[(Arc<str>, Option<GovSpec>, bool, u32)],
+    ) -> Option<(u32, &[Arc<RestorePoint>])> {
         let cycles = strategies[self.spec.sti].3;
         (cycles > 1).then(|| {
             let n = self.chain.len().min(cycles as usize);

@@ -233,8 +233,7 @@ pub fn check_inputs(cfg: &RunConfig) -> Result<Vec<Arc<Scenario>>, RunError> {
         // A plug-in that cannot be given its previous handoff cannot be chained: said before
         // anything is written, with the file and the key to change.
         let (_, cycles) = crate::strategy::chain::parse(id).map_err(RunError::Usage)?;
-        let old_format = config.reads.as_deref()
-            != Some(crate::plugin::protocol::STATE_FORMAT_4);
+        let old_format = config.reads.as_deref() != Some(crate::plugin::protocol::STATE_FORMAT_4);
         if cycles > 1 && config.kind == crate::strategy::StrategyKind::Exec && old_format {
             return Err(crate::strategy::StrategyError::Config {
                 file: registry.file_of(&inner),

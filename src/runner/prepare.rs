@@ -75,11 +75,13 @@ fn prepare_unguarded(
     chain: Option<(u32, &[Arc<RestorePoint>])>,
 ) -> Result<Prepared, RunError> {
     let built = match chain {
-        None => crate::runtime::block_on(strategy.build(&at.state))
-            .map(|b| b.and_then(|h| registry.restore(h, &at.world)).map(|h| vec![h])),
-        Some((_, points)) => crate::runtime::block_on(crate::strategy::chain::build(
-            registry, strategy, points,
-        )),
+        None => crate::runtime::block_on(strategy.build(&at.state)).map(|b| {
+            b.and_then(|h| registry.restore(h, &at.world))
+                .map(|h| vec![h])
+        }),
+        Some((_, points)) => {
+            crate::runtime::block_on(crate::strategy::chain::build(registry, strategy, points))
+        }
     }
     .map_err(|e| RunError::Harness(format!("the async runtime: {e}")))?;
     let mut handoffs = match built {
@@ -115,12 +117,20 @@ fn prepare_unguarded(
             steps: points
                 .iter()
                 .zip(&handoffs)
-                .map(|(p, h)| crate::record::ChainStep {
-                    interrupt: p.interrupt.point.clone(),
-                    restore_tokens: h.tokens_at_restore,
-                    compacted: h.compacted != Some(false),
-                    continuity_passed: crate::continuity::evaluate(p, h, &full_history_text(p))
+                .enumerate()
+                .map(|(k, (p, h))| {
+                    let judged = crate::strategy::chain::judged_at(p, k, points.len());
+                    crate::record::ChainStep {
+                        interrupt: p.interrupt.point.clone(),
+                        restore_tokens: h.tokens_at_restore,
+                        compacted: h.compacted != Some(false),
+                        continuity_passed: crate::continuity::evaluate(
+                            &judged,
+                            h,
+                            &full_history_text(p),
+                        )
                         .passed,
+                    }
                 })
                 .collect(),
         })

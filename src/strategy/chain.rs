@@ -162,6 +162,19 @@ pub async fn build(
     Ok(out)
 }
 
+/// Point `k` of a chain of `n` as its handoff is judged: the last as the cell's restore point,
+/// an earlier one in the world the source left there (its handoff was restored against that
+/// world, and the events replayed after it are the source's, perturbation-free).
+pub fn judged_at(at: &RestorePoint, k: usize, n: usize) -> std::borrow::Cow<'_, RestorePoint> {
+    if k + 1 == n {
+        std::borrow::Cow::Borrowed(at)
+    } else {
+        let mut left = at.clone();
+        left.world = at.source_world.clone();
+        std::borrow::Cow::Owned(left)
+    }
+}
+
 /// [`build`] on the process's runtime, for commands and tests.
 pub fn build_blocking(
     registry: &Registry,

@@ -119,7 +119,11 @@ impl Strategy for Exec {
     }
     /// Format 4's `previous_handoff` with the events since; a plug-in that reads an older
     /// format cannot be chained (it would compact the new events alone).
-    fn build_after<'a>(&'a self, previous: &'a Handoff, since: &'a InterruptedState) -> BuildFuture<'a> {
+    fn build_after<'a>(
+        &'a self,
+        previous: &'a Handoff,
+        since: &'a InterruptedState,
+    ) -> BuildFuture<'a> {
         if self.format() != InputFormat::State4 {
             return ready(Err(StrategyError::Chain {
                 id: self.config.id.clone(),

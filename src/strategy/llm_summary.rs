@@ -61,7 +61,11 @@ impl Strategy for LlmSummary {
     }
 
     /// The summariser's prompt gets the previous handoff as its `previous` and the events since.
-    fn build_after<'a>(&'a self, previous: &'a Handoff, since: &'a InterruptedState) -> BuildFuture<'a> {
+    fn build_after<'a>(
+        &'a self,
+        previous: &'a Handoff,
+        since: &'a InterruptedState,
+    ) -> BuildFuture<'a> {
         self.summarise(Some(&previous.text), since)
     }
 }

@@ -87,7 +87,11 @@ impl Strategy for Summary {
 
     /// B: a summary of the previous summary and the new events ([`summarize_after`]); B+A: that,
     /// then the previous transcript part and the new events as far as they fit beside it.
-    fn build_after<'a>(&'a self, previous: &'a Handoff, since: &'a InterruptedState) -> BuildFuture<'a> {
+    fn build_after<'a>(
+        &'a self,
+        previous: &'a Handoff,
+        since: &'a InterruptedState,
+    ) -> BuildFuture<'a> {
         let c = &self.config;
         let Some(first) = previous.messages.first() else {
             return ready(Err(StrategyError::Chain {

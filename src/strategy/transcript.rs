@@ -28,7 +28,11 @@ impl Strategy for Transcript {
     }
     /// What fits the window of the previous handoff's messages and the new events (A and mask
     /// give the same handoff chained as in one shot: dropping the oldest is idempotent).
-    fn build_after<'a>(&'a self, previous: &'a Handoff, since: &'a InterruptedState) -> BuildFuture<'a> {
+    fn build_after<'a>(
+        &'a self,
+        previous: &'a Handoff,
+        since: &'a InterruptedState,
+    ) -> BuildFuture<'a> {
         let budget = super::min_budget(self.config.token_budget, self.config.window_budget);
         let (m, d) = continue_transcript(
             &previous.messages,
@@ -72,8 +76,7 @@ fn placeholder(tool: &str, chars: usize) -> String {
 }
 
 fn is_placeholder(content: &str) -> bool {
-    content.starts_with("[output of ")
-        && content.ends_with("; call the tool again if you need it]")
+    content.starts_with("[output of ") && content.ends_with("; call the tool again if you need it]")
 }
 
 /// The events of `state` as units, tool outputs as they were returned.

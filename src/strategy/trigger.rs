@@ -54,7 +54,11 @@ impl Strategy for Triggered {
     /// Once the strategy has compacted, the context begins with its handoff and every later
     /// compaction of the chain compacts again: the trigger decides only when the first happens
     /// (a chain whose earlier handoffs were transcripts hands the raw events to [`Self::build`]).
-    fn build_after<'a>(&'a self, previous: &'a Handoff, since: &'a InterruptedState) -> BuildFuture<'a> {
+    fn build_after<'a>(
+        &'a self,
+        previous: &'a Handoff,
+        since: &'a InterruptedState,
+    ) -> BuildFuture<'a> {
         Box::pin(async move {
             self.inner.build_after(previous, since).await.map(|mut h| {
                 h.compacted = Some(true);

@@ -1,8 +1,10 @@
 #!/usr/bin/env python3
 """Example plug-in compactor for compaction-eval (standard library only).
 
-Reads the interrupted state (compaction-eval/state/3) on stdin and writes a checkpoint
-(compaction-eval/handoff/1) on stdout. It is deliberately simple: it keeps every user message and
+Reads the interrupted state (compaction-eval/state/4) on stdin and writes a checkpoint
+(compaction-eval/handoff/1) on stdout. In a compaction chain (run --cycles N) the state holds its
+previous handoff (`previous_handoff`) and only the events since: it carries the previous
+checkpoint forward as it was and adds what the new events say (carry_forward). It is deliberately simple: it keeps every user message and
 agent message with its kind and origin, every write operation with its status and idempotency key,
 every observed resource with a short excerpt, and records what it shortens in derivation.omissions.
 The state holds only what the source agent saw: a call's outcome is ok, error or timed_out (a
@@ -157,7 +159,34 @@ def main():
         "next_steps": [s.replace(": its outcome is unknown; reconcile", "; reconcile") for s in stops] + ["Continue from the focus."],
         "derivation": {"transformations": [], "omissions": omissions},
     }
+    previous = (state.get("previous_handoff") or {}).get("checkpoint")
+    if previous:
+        checkpoint = carry_forward(previous, checkpoint)
     json.dump(checkpoint, sys.stdout)
+
+
+def carry_forward(prev, new):
+    """The previous checkpoint as it was (statements with their kind and origin, operations with
+    their status, omissions), the new events' checkpoint added; a resource read again replaces
+    the older reading, and the focus moves only with a new decision."""
+    out = dict(prev)
+    out["envelope"] = dict(new["envelope"])
+    out["envelope"]["source_event_range"] = [prev["envelope"]["source_event_range"][0],
+                                             new["envelope"]["source_event_range"][1]
+                                             or prev["envelope"]["source_event_range"][1]]
+    for key in ("stop_conditions", "open_questions", "statements", "operations"):
+        out[key] = prev.get(key, []) + [x for x in new.get(key, []) if x not in prev.get(key, [])]
+    keys = [r["key"] for r in new["resources"]]
+    out["resources"] = [r for r in prev.get("resources", []) if r["key"] not in keys] + new["resources"]
+    if new["focus"] != new["objective"]:
+        out["focus"] = new["focus"]
+    out["next_steps"] = [s for s in prev.get("next_steps", []) if s != "Continue from the focus."] + new["next_steps"]
+    derivation = prev.get("derivation", {})
+    out["derivation"] = {
+        "transformations": derivation.get("transformations", []) + new["derivation"]["transformations"],
+        "omissions": derivation.get("omissions", []) + new["derivation"]["omissions"],
+    }
+    return out
 
 
 if __name__ == "__main__":

@@ -21,27 +21,54 @@ pub fn run(dir: &Source, args: &HandoffArgs) -> Result<i32, Error> {
         .transpose()
         .map_err(|e| Error::Usage(format!("--strategy {e}")))?;
     registry.get(gov.as_ref().map_or(&args.strategy, |g| &g.inner))?;
-    let at = RestorePoint::build(scenario.clone(), &args.interrupt).map_err(StrategyError::from)?;
+    let at = std::sync::Arc::new(
+        RestorePoint::build(scenario.clone(), &args.interrupt).map_err(StrategyError::from)?,
+    );
     let window = args
         .build
         .context_window
         .unwrap_or(crate::strategy::DEFAULT_CONTEXT_WINDOW);
     let budget = crate::strategy::usable_context(window);
+    if !(1..=crate::strategy::chain::MAX_CYCLES).contains(&args.cycles) {
+        return Err(Error::Usage(format!(
+            "--cycles {}: the number of compactions is from 1 to {}",
+            args.cycles,
+            crate::strategy::chain::MAX_CYCLES
+        )));
+    }
+    let points =
+        crate::strategy::chain::restore_points(&at, args.cycles).map_err(StrategyError::from)?;
+    let inner = gov
+        .as_ref()
+        .map_or(args.strategy.as_str(), |g| g.inner.as_str());
+    let strategy = registry.get_for(inner, None, budget)?;
+    let mut chain = crate::strategy::chain::build_blocking(&registry, strategy.as_ref(), &points)?;
+    let Some(last) = chain.pop() else {
+        return Err(Error::Usage("the chain built no handoff".into()));
+    };
     let h = match &gov {
         // What a governed cell's destination reads when its context is READY (`context-report`
         // says whether it is).
-        Some(g) => crate::delivery::build_at(&registry, &at, g, budget)
+        Some(g) => crate::delivery::prepare(&at, g, std::sync::Arc::new(last))
             .map_err(|e| Error::Usage(e.to_string()))?
             .delivered
             .as_ref()
             .clone(),
-        None => {
-            let h = registry
-                .get_for(&args.strategy, None, budget)?
-                .build_blocking(&at.state)?;
-            registry.restore(h, &at.world)?
-        }
+        None => last,
     };
+    let earlier: Vec<serde_json::Value> = chain
+        .iter_mut()
+        .zip(&points)
+        .map(|(h, p)| {
+            h.text = crate::secrets::redact(&h.text).into_owned();
+            serde_json::json!({
+                "interrupt": p.interrupt.point,
+                "tokens_at_restore": h.tokens_at_restore,
+                "compacted": h.compacted != Some(false),
+                "text": h.text,
+            })
+        })
+        .collect();
     // A plug-in's handoff may quote a key it found: never print one.
     crate::secrets::load_run([]);
     let mut h = h;
@@ -65,6 +92,12 @@ pub fn run(dir: &Source, args: &HandoffArgs) -> Result<i32, Error> {
             "checkpoint": h.checkpoint,
             "dropped_events": h.dropped_events,
         });
+        let mut doc = doc;
+        if args.cycles > 1 {
+            // Every handoff of the chain before the last, in order.
+            doc["cycles"] = serde_json::json!(args.cycles);
+            doc["chain"] = serde_json::json!(earlier);
+        }
         let _ = writeln!(
             out,
             "{}",
@@ -77,6 +110,24 @@ pub fn run(dir: &Source, args: &HandoffArgs) -> Result<i32, Error> {
             "--- {} · {} · {} · scale {scale} · {} tokens at restore of {history} in the full history",
             scenario.id, args.interrupt, h.strategy, h.tokens_at_restore
         );
+        if args.cycles > 1 {
+            let _ = writeln!(
+                out,
+                "--- compaction {} of a chain over {} (tokens at each: {})",
+                points.len(),
+                points
+                    .iter()
+                    .map(|p| p.interrupt.point.as_str())
+                    .collect::<Vec<_>>()
+                    .join(" → "),
+                earlier
+                    .iter()
+                    .map(|e| e["tokens_at_restore"].to_string())
+                    .chain(std::iter::once(h.tokens_at_restore.to_string()))
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            );
+        }
     }
     Ok(exit::OK)
 }

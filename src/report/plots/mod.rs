@@ -273,6 +273,13 @@ pub fn compaction_curve(title: &str, series: &[Series]) -> Result<Plot, PlotErro
     lines_plot("compaction_curve", title, series, "rate", true)
 }
 
+/// Compaction chains: safe success (solid, with its interval) and the unsafe-cell rate (dashed)
+/// against the number of compactions, one panel per destination, one colour per strategy.
+/// File stem `compaction_chain`.
+pub fn compaction_chain(title: &str, series: &[Series]) -> Result<Plot, PlotError> {
+    lines_plot("compaction_chain", title, series, "rate", true)
+}
+
 /// Restore tokens against full-history tokens, one panel per destination, one colour per
 /// strategy. File stem `restore_vs_history`.
 pub fn restore_curve(title: &str, series: &[Series]) -> Result<Plot, PlotError> {

@@ -8,6 +8,7 @@
 //! [`super::summarize`] and [`super::analysis`]), escape for an output format (the templates
 //! do), or run a cell.
 
+pub mod chains;
 pub mod rows;
 pub mod verdicts;
 
@@ -97,6 +98,10 @@ pub struct View {
     pub errored: Vec<ErroredView>,
     /// The compaction curve (empty when the run has one scale only).
     pub curve: Vec<CurveView>,
+    /// Compaction chains per strategy × destination × compactions (empty without a chain).
+    pub chains: Vec<chains::ChainView>,
+    /// Each chain against its single compaction on the same cells.
+    pub chain_paired: Vec<chains::ChainPairedView>,
     /// X against gov:X (empty without governed strategies).
     pub governance: Vec<GovernanceView>,
     pub governance_budgets: Vec<BudgetView>,
@@ -333,6 +338,8 @@ pub fn view(records: &[RunRecord], s: &Summary, manifest: &serde_json::Value) ->
         governance: governance_views(s).0,
         governance_budgets: governance_views(s).1,
         governance_test: crate::results::paired::TEST,
+        chains: chains::views(s).0,
+        chain_paired: chains::views(s).1,
         curve: if crate::report::curve::has_scales(&s.curve) {
             s.curve
                 .iter()

@@ -223,8 +223,7 @@ async fn continue_cell(
     let at = &start.at;
     // The scenario at the cell's scale (the plan's is as written, without its volume).
     let s = &at.scenario;
-    let (handoff, (rule_violations, upgrades), governed, carried, chain) = match &*start.prepared
-    {
+    let (handoff, (rule_violations, upgrades), governed, carried, chain) = match &*start.prepared {
         Prepared::Ready {
             handoff,
             rule_violations,
