@@ -102,8 +102,11 @@ pub struct PreviousHandoff {
     /// The handoff as its destination read it (messages with role headers).
     pub text: String,
     /// The checkpoint document, when the previous answer was one (resources changed since
-    /// marked `stale`, as the destination received it).
+    /// marked `stale`, as the destination received it): the plug-in's own answer, a
+    /// `compaction-eval/handoff/1` document (`handoff.schema.json`), which this schema does not
+    /// repeat.
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(with = "Option<serde_json::Map<String, serde_json::Value>>")]
     pub checkpoint: Option<crate::checkpoint::Checkpoint>,
 }
 

@@ -9,7 +9,7 @@
 //! how the two are put together. Must not: read the events before the previous compaction, or
 //! change what C builds from events (that is `checkpoint::build`, applied to the new ones).
 
-use super::checkpoint::returned_fields;
+use super::fields::returned_fields;
 use crate::checkpoint::{Checkpoint, OperationStatus, ResumeRule, Transformation};
 use crate::state::{InterruptedState, ObservedOutcome};
 

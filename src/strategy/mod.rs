@@ -13,6 +13,7 @@ mod checkpoint;
 pub use checkpoint::{mark_stale, reconciling_tool};
 mod exec;
 pub use exec::chain_refusal;
+mod fields;
 mod llm_summary;
 mod merge;
 mod render;
