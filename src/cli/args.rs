@@ -361,6 +361,10 @@ pub struct BenchArgs {
     /// one's CPU and peak resident memory.
     #[arg(long, value_delimiter = ',')]
     pub cells: Option<Vec<String>>,
+    /// Time compaction chains: every default strategy as `X×N` alone (`run --cycles N`'s
+    /// chained arms), so the per-cell figure is a chain's.
+    #[arg(long, default_value_t = 1)]
+    pub cycles: u32,
 }
 
 #[derive(Debug, Args)]

@@ -49,17 +49,16 @@ impl Strategy for Transcript {
 struct Unit {
     event: String,
     messages: Vec<Message>,
-    tokens: u64,
 }
 
 impl Unit {
     fn new(event: String, messages: Vec<Message>) -> Unit {
-        let tokens = messages.iter().map(tokens::count_message).sum();
-        Unit {
-            event,
-            messages,
-            tokens,
-        }
+        Unit { event, messages }
+    }
+
+    /// Counted only when a budget needs it, after masking (a masked output is not counted).
+    fn tokens(&self) -> u64 {
+        self.messages.iter().map(tokens::count_message).sum()
     }
 
     /// The tool result of a call unit.
@@ -160,7 +159,6 @@ fn mask_units(units: &mut [Unit], keep: usize) {
         {
             m.content = placeholder(&tool, m.content.len());
         }
-        u.tokens = u.messages.iter().map(tokens::count_message).sum();
     }
 }
 
@@ -169,11 +167,12 @@ fn mask_units(units: &mut [Unit], keep: usize) {
 fn fit(mut units: Vec<Unit>, budget: Option<u64>) -> (Vec<Message>, Vec<String>) {
     let mut dropped = Vec::new();
     if let Some(budget) = budget {
-        let mut total: u64 = units.iter().map(|u| u.tokens).sum::<u64>() + 3;
+        let counts: Vec<u64> = units.iter().map(Unit::tokens).collect();
+        let mut total: u64 = counts.iter().sum::<u64>() + 3;
         let mut start = 0;
         // Keep at least the most recent unit, even if it alone is over budget.
         while total > budget && start + 1 < units.len() {
-            total -= units[start].tokens;
+            total -= counts[start];
             dropped.push(units[start].event.clone());
             start += 1;
         }

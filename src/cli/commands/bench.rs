@@ -75,10 +75,14 @@ fn per_scale(
         "cells/s",
         "peak RSS MiB"
     );
+    let defaults = RunConfig::default().strategies;
+    let strategies =
+        crate::strategy::chain::expand(&defaults, &[args.cycles]).map_err(Error::Usage)?;
     for &scale in scales {
         let cfg = RunConfig {
             scenario_dir: dir.clone(),
             strategy_dir: crate::shipped::Source::resolve(None, "strategies"),
+            strategies: strategies.clone(),
             reps: args.reps,
             concurrency: args.concurrency,
             out: out.join(scale.to_string()),

@@ -271,6 +271,7 @@ async fn continue_cell(
                 let why = Uncontinued::NotDelivered;
                 let mut r = rec.uncontinued(s, at, 0, history_tokens, started, why);
                 r.governed = Some(cell);
+                r.metrics.chain = chain;
                 return r;
             }
             Err(message) => return rec.errored(ErrorClass::Harness, message),
@@ -294,6 +295,7 @@ async fn continue_cell(
         let restore = handoff.tokens_at_restore;
         let mut r = rec.uncontinued(s, at, restore, history_tokens, started, why);
         r.governed = gov_cell;
+        r.metrics.chain = chain;
         return r;
     }
     // A live cell's wall-clock budget: (deadline, seconds).
