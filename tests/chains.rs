@@ -640,3 +640,51 @@ fn handoff_and_audit_show_a_chain() {
     let table = String::from_utf8_lossy(&out.stdout);
     assert!(table.contains("B×3: lost"), "{table}");
 }
+
+#[test]
+fn a_tau_bench_run_cut_twice_is_compacted_twice() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("tau");
+    cli()
+        .args([
+            "run",
+            "--tau",
+            "airline",
+            "--tasks",
+            "0-9",
+            "--strategies",
+            "C,B",
+        ])
+        .args(["--cycles", "1,2", "--out"])
+        .arg(&out)
+        .assert()
+        .success();
+    let all = records(&out);
+    let mut twice = 0;
+    for r in all
+        .iter()
+        .filter(|r| r["strategy"] == "C×2" || r["strategy"] == "B×2")
+    {
+        let ch = &r["metrics"]["chain"];
+        let steps = ch["steps"].as_array().unwrap();
+        assert_eq!(ch["compactions"].as_u64().unwrap() as usize, steps.len());
+        assert_eq!(steps.last().unwrap()["interrupt"], r["interrupt"]);
+        if steps.len() == 2 {
+            twice += 1;
+            assert_ne!(steps[0]["interrupt"], steps[1]["interrupt"]);
+        }
+        let base = r["strategy"].as_str().unwrap().trim_end_matches("×2");
+        let single = all
+            .iter()
+            .find(|x| {
+                x["strategy"] == base
+                    && x["scenario"] == r["scenario"]
+                    && x["interrupt"] == r["interrupt"]
+                    && x["model"] == r["model"]
+            })
+            .expect("the single-shot cell");
+        assert_eq!(single["seed"], r["seed"]);
+        assert!(single["metrics"]["chain"].is_null());
+    }
+    assert!(twice > 0, "no run of these tasks is cut twice");
+}

@@ -340,8 +340,9 @@ pub struct ChainStep {
     /// `false` when a strategy below its trigger handed the transcript over.
     pub compacted: bool,
     /// The continuity eval (seed 000: same-or-stricter decision, constraints and obligations
-    /// kept) on this handoff at its own point.
-    pub continuity_passed: bool,
+    /// kept) on this handoff at its own point; absent where the source has none (a τ-bench cut).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub continuity_passed: Option<bool>,
 }
 
 /// One probe dimension's count in a cell.

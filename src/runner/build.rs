@@ -241,7 +241,7 @@ impl Builder {
                     c.strategy = self.strategies[j.spec.sti].0.to_string();
                     let n = chain.steps.len();
                     for (k, st) in chain.steps[..n - 1].iter().enumerate() {
-                        if !st.continuity_passed {
+                        if st.continuity_passed == Some(false) {
                             c.passed = false;
                             c.violations.push(format!(
                                 "compaction {} of {n} (at {}) failed the continuity eval",

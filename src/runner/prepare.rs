@@ -124,12 +124,9 @@ fn prepare_unguarded(
                         interrupt: p.interrupt.point.clone(),
                         restore_tokens: h.tokens_at_restore,
                         compacted: h.compacted != Some(false),
-                        continuity_passed: crate::continuity::evaluate(
-                            &judged,
-                            h,
-                            &full_history_text(p),
-                        )
-                        .passed,
+                        continuity_passed: Some(
+                            crate::continuity::evaluate(&judged, h, &full_history_text(p)).passed,
+                        ),
                     }
                 })
                 .collect(),

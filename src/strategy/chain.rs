@@ -14,7 +14,7 @@ use std::sync::Arc;
 use super::{Registry, Strategy, StrategyError};
 use crate::handoff::Handoff;
 use crate::scenario::Scenario;
-use crate::state::{RestorePoint, StateError};
+use crate::state::{InterruptedState, RestorePoint, StateError};
 
 /// What joins a strategy's id and its cycles in a chain's id (`C×3`).
 pub const MARK: char = '×';
@@ -136,27 +136,43 @@ pub async fn build(
     strategy: &dyn Strategy,
     points: &[Arc<RestorePoint>],
 ) -> Result<Vec<Handoff>, StrategyError> {
-    let mut out: Vec<Handoff> = Vec::with_capacity(points.len());
-    for (k, at) in points.iter().enumerate() {
+    let states: Vec<&InterruptedState> = points.iter().map(|p| p.state.as_ref()).collect();
+    build_over(strategy, &states, |k, h| {
+        let world = if k + 1 == points.len() {
+            &points[k].world
+        } else {
+            &points[k].source_world
+        };
+        registry.restore(h, world)
+    })
+    .await
+}
+
+/// The chain over `states` (each a prefix of the next, the last the cell's), each handoff
+/// passed through `restore(k, handoff)` before the next compaction reads it: [`build`]'s
+/// restoration against a scenario's world, or nothing for a recorded run (a τ-bench cut, whose
+/// handoff no world changes).
+pub async fn build_over(
+    strategy: &dyn Strategy,
+    states: &[&InterruptedState],
+    mut restore: impl FnMut(usize, Handoff) -> Result<Handoff, StrategyError>,
+) -> Result<Vec<Handoff>, StrategyError> {
+    let mut out: Vec<Handoff> = Vec::with_capacity(states.len());
+    for (k, state) in states.iter().enumerate() {
         let h = match out.last() {
-            None => strategy.build(&at.state).await?,
+            None => strategy.build(state).await?,
             Some(prev) if prev.compacted == Some(false) => {
-                let mut raw = (*at.state).clone();
+                let mut raw = (*state).clone();
                 raw.events.retain(|e| !prev.dropped_events.contains(&e.id));
                 strategy.build(&raw).await?
             }
             Some(prev) => {
-                let since = at.state.since(points[k - 1].state.cut);
+                let since = state.since(states[k - 1].cut);
                 strategy.build_after(prev, &since).await?
             }
         };
-        let world = if k + 1 == points.len() {
-            &at.world
-        } else {
-            &at.source_world
-        };
-        let mut h = registry.restore(h, world)?;
-        h.covers = Some(at.state.after.clone());
+        let mut h = restore(k, h)?;
+        h.covers = Some(state.after.clone());
         out.push(h);
     }
     Ok(out)

@@ -79,8 +79,26 @@ pub(crate) fn strategies(
 ) -> Result<Vec<Box<dyn Strategy>>, TranscriptError> {
     let mut ids = vec![BASELINE.to_string()];
     ids.extend(cfg.strategies.iter().filter(|s| *s != BASELINE).cloned());
+    if let Some(id) = ids
+        .iter()
+        .find(|id| crate::strategy::chain::parse(id).is_ok_and(|(_, c)| c > 1))
+    {
+        return Err(TranscriptError::Usage(format!(
+            "`{id}`: compaction chains (--cycles) run on scenarios and on τ-bench cuts (run --tau airline), not on an imported transcript's cuts"
+        )));
+    }
+    strategies_for(cfg, registry, cache, &ids)
+}
+
+/// The strategies `ids` (no chain ids), with summarisers for `llm_summary`.
+pub(crate) fn strategies_for(
+    cfg: &RunConfig,
+    registry: &Registry,
+    cache: &Option<Cache>,
+    ids: &[String],
+) -> Result<Vec<Box<dyn Strategy>>, TranscriptError> {
     let mut out = Vec::new();
-    for id in &ids {
+    for id in ids {
         let summariser = match registry
             .config(id)
             .filter(|c| c.kind == StrategyKind::LlmSummary)

@@ -351,7 +351,7 @@ pub fn run(cfg: &RunConfig, opts: &Options) -> Result<Outcome, TranscriptError> 
     let cache = (!cfg.no_cache).then(|| Cache {
         dir: cfg.cache_dir.clone().unwrap_or_else(Cache::default_dir),
     });
-    let strategies = eval::strategies(cfg, &registry, &cache)?;
+    let strategies = super::chains::arms(cfg, &registry, &cache)?;
     let mut outcome = Outcome::default();
     let dests = destinations(cfg, &cache, &mut outcome)?;
     let live = Arc::new(LiveContinuation::new(
@@ -392,10 +392,11 @@ pub fn run(cfg: &RunConfig, opts: &Options) -> Result<Outcome, TranscriptError> 
             }
         };
         let operator_tokens = t.system.as_deref().map(crate::tokens::count).unwrap_or(0);
-        let chosen = cuts(t, &rule, None)
+        let chosen: Vec<Cut> = cuts(t, &rule, None)
             .into_iter()
-            .filter(|c| opts.rules.is_empty() || opts.rules.contains(&c.rule));
-        for cut in chosen {
+            .filter(|c| opts.rules.is_empty() || opts.rules.contains(&c.rule))
+            .collect();
+        for cut in chosen.iter().cloned() {
             outcome.cuts += 1;
             let state = Arc::new(prefix::state_at(t, &cut, &rule));
             let cut = Arc::new(cut);
@@ -408,7 +409,7 @@ pub fn run(cfg: &RunConfig, opts: &Options) -> Result<Outcome, TranscriptError> 
                 needed: vec![],
             };
             for s in &strategies {
-                let id = s.id().to_string();
+                let id = s.id.clone();
                 let cells: Vec<(&String, &Dest, u32, u64)> = dests
                     .iter()
                     .flat_map(|(m, d)| (0..cfg.reps).map(move |rep| (m, d, rep)))
@@ -417,7 +418,7 @@ pub fn run(cfg: &RunConfig, opts: &Options) -> Result<Outcome, TranscriptError> 
                             m,
                             d,
                             rep,
-                            cell_seed(cfg.seed, &t.id, &cut.name, &id, m, rep),
+                            cell_seed(cfg.seed, &t.id, &cut.name, s.seed_id(), m, rep),
                         )
                     })
                     .filter(|(m, _, rep, seed)| {
@@ -431,7 +432,8 @@ pub fn run(cfg: &RunConfig, opts: &Options) -> Result<Outcome, TranscriptError> 
                 if cells.is_empty() && id != BASELINE {
                     continue;
                 }
-                let h = match rt.block_on(s.build(&state)) {
+                let built = super::chains::handoff(rt, s, t, &chosen, &cut, &rule, &state);
+                let (h, chain) = match built {
                     Ok(h) => h,
                     Err(e) => {
                         let e = CellError {
@@ -453,7 +455,8 @@ pub fn run(cfg: &RunConfig, opts: &Options) -> Result<Outcome, TranscriptError> 
                 let h = Arc::new(h);
                 for (m, d, rep, seed) in cells {
                     seq += 1;
-                    let r = base_record(&facts, &id, m, rep, seed);
+                    let mut r = base_record(&facts, &id, m, rep, seed);
+                    r.metrics.chain = chain.clone();
                     match d {
                         Dest::Follow(notices) => {
                             let episode = env.episode(run.task.clone());

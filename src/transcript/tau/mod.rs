@@ -13,6 +13,7 @@
 //! fork a strategy, or render the report.
 
 mod cells;
+mod chains;
 pub mod follow;
 pub mod live;
 pub mod schema;
