@@ -456,6 +456,49 @@ fn a_plugin_gets_its_previous_handoff_and_an_old_one_runs_single_shot_only() {
         .code(2)
         .stderr(predicate::str::contains("old.toml").and(predicate::str::contains("`reads`")));
     assert!(!out.path().join("run").exists());
+
+    // `plugin-input --cycles` prints what the chain's last compaction reads.
+    let printed = cli()
+        .args(["plugin-input", "--scenario", "support-ticket-timeout"])
+        .args([
+            "--interrupt",
+            &points[2].interrupt.point,
+            "--strategy",
+            "exec:new",
+        ])
+        .arg("--strategy-dir")
+        .arg(&dir)
+        .args(["--cycles", "3"])
+        .output()
+        .expect("plugin-input");
+    assert!(
+        printed.status.success(),
+        "{}",
+        String::from_utf8_lossy(&printed.stderr)
+    );
+    let v: serde_json::Value = serde_json::from_slice(&printed.stdout).expect("json");
+    assert_eq!(v["format"], "compaction-eval/state/4");
+    assert_eq!(
+        v["previous_handoff"]["after"],
+        points[1].state.after.as_str()
+    );
+    assert_eq!(v["previous_handoff"]["text"], hs[1].text.as_str());
+    let since = points[2].state.since(points[1].state.cut);
+    assert_eq!(v["events"].as_array().unwrap().len(), since.events.len());
+    cli()
+        .args(["plugin-input", "--scenario", "support-ticket-timeout"])
+        .args([
+            "--interrupt",
+            &points[2].interrupt.point,
+            "--strategy",
+            "exec:old",
+        ])
+        .arg("--strategy-dir")
+        .arg(&dir)
+        .args(["--cycles", "3"])
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains("compaction-eval/state/4"));
 }
 
 fn records(dir: &Path) -> Vec<serde_json::Value> {

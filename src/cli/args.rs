@@ -462,6 +462,11 @@ pub struct PluginInputArgs {
     /// usable context of --context-window, as a run passes it].
     #[arg(long)]
     pub token_budget: Option<u64>,
+    /// The document of a chain's last compaction (`run --cycles N`; needs `--strategy`, which
+    /// must read format 4): the plug-in's earlier compactions are run to give its
+    /// `previous_handoff`, and the events are those since.
+    #[arg(long, default_value_t = 1, requires = "strategy")]
+    pub cycles: u32,
     #[command(flatten)]
     pub build: BuildArgs,
 }

@@ -17,7 +17,9 @@ use crate::strategy::StrategyError;
 
 pub fn run(dir: &Source, args: &PluginInputArgs) -> Result<i32, Error> {
     let (scenario, _) = scenario_at(dir, &args.scenario, &args.build.scale, args.build.seed)?;
-    let at = RestorePoint::build(scenario, &args.interrupt).map_err(StrategyError::from)?;
+    let at = std::sync::Arc::new(
+        RestorePoint::build(scenario, &args.interrupt).map_err(StrategyError::from)?,
+    );
     let window = args
         .build
         .context_window
@@ -43,11 +45,71 @@ pub fn run(dir: &Source, args: &PluginInputArgs) -> Result<i32, Error> {
     let budget = args
         .token_budget
         .or(crate::strategy::min_budget(configured, Some(usable)));
-    let input = crate::plugin::protocol::state_input(&at.state, budget, format)
+    let (previous, state) = match (&args.strategy, args.cycles) {
+        (Some(id), cycles) if cycles > 1 => previous_of(dir, args, id, &at, cycles, usable)?,
+        _ => (None, (*at.state).clone()),
+    };
+    let input = crate::plugin::protocol::state_input_after(previous, &state, budget, format)
         .map_err(|e| Error::Usage(format!("cannot serialise the state document: {e}")))?;
     let stdout = std::io::stdout();
     let mut out = stdout.lock();
     let _ = out.write_all(&input);
     let _ = out.flush();
     Ok(exit::OK)
+}
+
+/// A chain's last compaction as the plug-in `id` meets it: its previous handoff (its earlier
+/// compactions run, as a run runs them) and the state holding only the events since.
+fn previous_of(
+    dir: &Source,
+    args: &PluginInputArgs,
+    id: &str,
+    at: &std::sync::Arc<RestorePoint>,
+    cycles: u32,
+    usable: u64,
+) -> Result<
+    (
+        Option<crate::plugin::protocol::PreviousHandoff>,
+        crate::state::InterruptedState,
+    ),
+    Error,
+> {
+    use crate::strategy::chain;
+    if cycles > chain::MAX_CYCLES {
+        return Err(Error::Usage(format!(
+            "--cycles {cycles}: the number of compactions is from 1 to {}",
+            chain::MAX_CYCLES
+        )));
+    }
+    let registry = strategy_registry(&args.build.strategy_dir)?.with_hidden(super::hidden(dir));
+    let points = chain::restore_points(at, cycles).map_err(StrategyError::from)?;
+    if points.len() < 2 {
+        // The scenario has no point before this one: the chain is one compaction.
+        return Ok((None, (*at.state).clone()));
+    }
+    let reads = registry.config(id).and_then(|c| c.reads.clone());
+    if reads.as_deref() != Some(crate::plugin::protocol::STATE_FORMAT_4) {
+        return Err(Error::Usage(format!(
+            "--cycles {cycles}: strategy `{id}` cannot be chained: {}",
+            crate::strategy::chain_refusal(reads.as_deref())
+        )));
+    }
+    let strategy = registry.get_for(id, None, usable)?;
+    let earlier = &points[..points.len() - 1];
+    // Each earlier handoff restored as a run restores it: in the world the source left there.
+    let states: Vec<&crate::state::InterruptedState> =
+        earlier.iter().map(|p| p.state.as_ref()).collect();
+    let hs = crate::runtime::block_on(chain::build_over(strategy.as_ref(), &states, |k, h| {
+        registry.restore(h, &earlier[k].source_world)
+    }))
+    .map_err(|e| Error::Usage(format!("cannot start the async runtime: {e}")))??;
+    let (prev, prev_at) = (&hs[hs.len() - 1], &earlier[earlier.len() - 1]);
+    Ok((
+        Some(crate::plugin::protocol::PreviousHandoff {
+            after: prev_at.state.after.clone(),
+            text: prev.text.clone(),
+            checkpoint: prev.checkpoint.clone(),
+        }),
+        at.state.since(prev_at.state.cut),
+    ))
 }
