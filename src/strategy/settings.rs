@@ -38,6 +38,17 @@ pub(super) fn check(c: &StrategyConfig) -> Result<(), String> {
             ),
         );
     }
+    if c.id.contains(super::chain::MARK) {
+        return bad(
+            "id",
+            format!(
+                "{:?} holds `{}`, which marks a compaction chain (`C{}3` is C compacted three times; use --cycles)",
+                c.id,
+                super::chain::MARK,
+                super::chain::MARK
+            ),
+        );
+    }
     if let Some(n) = c.trigger_tokens {
         if matches!(
             c.kind,
@@ -146,6 +157,8 @@ mod tests {
         }
         let e = err("id = \"\"\nkind = \"summary\"\n");
         assert!(e.contains("`id` must not be empty"), "{e}");
+        let e = err("id = \"S×2\"\nkind = \"summary\"\n");
+        assert!(e.contains("marks a compaction chain"), "{e}");
         let e = err("id = \"S\"\nkind = \"sumary\"\n");
         assert!(e.contains("kind") && e.contains("unknown value"), "{e}");
         let e = err("id = \"S\"\nkind = \"summary\"\ntoken_budgte = 3\n");

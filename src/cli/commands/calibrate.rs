@@ -106,6 +106,10 @@ fn destinations(args: CalibrateArgs) -> Result<(RunArgs, Vec<String>), Error> {
             a.governed_max_bytes.as_deref().unwrap_or(&[]),
         )
         .map_err(|e| Error::Usage(e.to_string()))?;
+        // Chained arms (`--cycles`) are strategies of the sample too.
+        let strategies =
+            crate::strategy::chain::expand(&strategies, a.cycles.as_deref().unwrap_or(&[]))
+                .map_err(Error::Usage)?;
         a.sample = Some(DEFAULT_POINTS * strategies.len().max(1));
     }
     Ok((a, live))
