@@ -173,6 +173,14 @@ pub async fn build_over(
         };
         let mut h = restore(k, h)?;
         h.covers = Some(state.after.clone());
+        // A live summariser's cost is the chain's: every compaction it made (charged to the
+        // cells of the last handoff, as a single compaction's is).
+        if let Some(prev) = out.last().and_then(|p: &Handoff| p.compaction.clone()) {
+            match &mut h.compaction {
+                Some(c) => c.add(&prev),
+                None => h.compaction = Some(prev),
+            }
+        }
         out.push(h);
     }
     Ok(out)
