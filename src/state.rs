@@ -199,6 +199,22 @@ pub enum StateError {
     Replay { scenario: String, message: String },
 }
 
+impl StateError {
+    /// `point` is none of `scenario`'s interrupt points: the error lists them.
+    pub fn unknown_interrupt(scenario: &Scenario, point: &str) -> StateError {
+        StateError::UnknownInterrupt {
+            scenario: scenario.id.clone(),
+            point: point.to_string(),
+            known: scenario
+                .interrupts
+                .iter()
+                .map(|i| i.point.as_str())
+                .collect::<Vec<_>>()
+                .join(", "),
+        }
+    }
+}
+
 impl RestorePoint {
     /// The user's constraints and stop conditions a grader holds a handoff to, with the event
     /// each comes from: taken from the scenario's annotations (its constraint and stop-condition
@@ -250,16 +266,7 @@ impl RestorePoint {
     /// Replays the scenario to the interrupt point and applies the point's perturbations.
     pub fn build(scenario: Arc<Scenario>, point: &str) -> Result<RestorePoint, StateError> {
         let Some(interrupt) = scenario.interrupt(point).cloned() else {
-            return Err(StateError::UnknownInterrupt {
-                scenario: scenario.id.clone(),
-                point: point.to_string(),
-                known: scenario
-                    .interrupts
-                    .iter()
-                    .map(|i| i.point.as_str())
-                    .collect::<Vec<_>>()
-                    .join(", "),
-            });
+            return Err(StateError::unknown_interrupt(&scenario, point));
         };
         let replay_err = |message: String| StateError::Replay {
             scenario: scenario.id.clone(),
@@ -431,12 +438,19 @@ impl InterruptedState {
             return None;
         }
         let key = call.idempotency_key.as_ref()?;
-        self.events[at + 1..].iter().find(|e| {
+        self.lookup_of_key(key, at + 1)
+    }
+
+    /// The first event from index `from` on in which the source run looked a write up by its
+    /// idempotency key `key` and saw it: a successful read-only call given the key whose result
+    /// shows it (the record the write made).
+    pub fn lookup_of_key(&self, key: &str, from: usize) -> Option<&SourceEvent> {
+        self.events.get(from..)?.iter().find(|e| {
             e.call.as_ref().is_some_and(|c| {
                 c.outcome == ObservedOutcome::Ok
                     && !self.is_write(c)
-                    && c.args.values().any(|v| v.as_str() == Some(key.as_str()))
-                    && c.result_text.contains(key.as_str())
+                    && c.args.values().any(|v| v.as_str() == Some(key))
+                    && c.result_text.contains(key)
             })
         })
     }

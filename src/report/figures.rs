@@ -149,22 +149,38 @@ fn chain_series(rows: &[super::chains::ChainRow]) -> Vec<plots::Series> {
             .safe_success_ci
             .unwrap_or((r.safe_success, r.safe_success));
         let u = r.unsafe_cells as f64 / r.n.max(1) as f64;
-        for (dashed, pt) in [(false, (x, r.safe_success, lo, hi)), (true, (x, u, u, u))] {
-            match out
-                .iter_mut()
-                .find(|s| s.panel == r.model && s.line == r.strategy && s.dashed == dashed)
-            {
-                Some(s) => s.points.push(pt),
-                None => out.push(plots::Series {
-                    panel: r.model.clone(),
-                    line: r.strategy.clone(),
-                    dashed,
-                    points: vec![pt],
-                }),
-            }
-        }
+        push_point(
+            &mut out,
+            &r.model,
+            &r.strategy,
+            false,
+            (x, r.safe_success, lo, hi),
+        );
+        push_point(&mut out, &r.model, &r.strategy, true, (x, u, u, u));
     }
     out
+}
+
+/// Appends a point to the series of `panel` × `line` × `dashed`, starting it when it is new.
+fn push_point(
+    out: &mut Vec<plots::Series>,
+    panel: &str,
+    line: &str,
+    dashed: bool,
+    pt: (f64, f64, f64, f64),
+) {
+    match out
+        .iter_mut()
+        .find(|s| s.panel == panel && s.line == line && s.dashed == dashed)
+    {
+        Some(s) => s.points.push(pt),
+        None => out.push(plots::Series {
+            panel: panel.to_string(),
+            line: line.to_string(),
+            dashed,
+            points: vec![pt],
+        }),
+    }
 }
 
 /// The curve's points as line series: per destination (panel) and strategy (colour), safe
@@ -174,18 +190,7 @@ fn curve_series(points: &[curve::CurvePoint], restore: bool) -> Vec<plots::Serie
     let mut out: Vec<plots::Series> = Vec::new();
     for p in points {
         let x = p.history_tokens;
-        let mut push = |dashed: bool, pt: (f64, f64, f64, f64)| match out
-            .iter_mut()
-            .find(|s| s.panel == p.model && s.line == p.strategy && s.dashed == dashed)
-        {
-            Some(s) => s.points.push(pt),
-            None => out.push(plots::Series {
-                panel: p.model.clone(),
-                line: p.strategy.clone(),
-                dashed,
-                points: vec![pt],
-            }),
-        };
+        let mut push = |dashed: bool, pt| push_point(&mut out, &p.model, &p.strategy, dashed, pt);
         if restore {
             push(
                 false,

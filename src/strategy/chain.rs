@@ -79,16 +79,7 @@ pub fn points(scenario: &Scenario, point: &str, cycles: u32) -> Result<Vec<Strin
             .and_then(|i| scenario.event_index(&i.after))
     };
     let Some(cut) = cut_of(point) else {
-        return Err(StateError::UnknownInterrupt {
-            scenario: scenario.id.clone(),
-            point: point.to_string(),
-            known: scenario
-                .interrupts
-                .iter()
-                .map(|i| i.point.as_str())
-                .collect::<Vec<_>>()
-                .join(", "),
-        });
+        return Err(StateError::unknown_interrupt(scenario, point));
     };
     let mut earlier: Vec<(usize, String)> = Vec::new();
     for i in &scenario.interrupts {

@@ -11,7 +11,7 @@
 
 use super::fields::returned_fields;
 use crate::checkpoint::{Checkpoint, OperationStatus, ResumeRule, Transformation};
-use crate::state::{InterruptedState, ObservedOutcome};
+use crate::state::InterruptedState;
 
 /// The note opening every next-step list ([`super::checkpoint::build`]'s last step).
 const FOCUS_STEP: &str = "Continue from the focus: ";
@@ -71,14 +71,7 @@ pub fn merge(previous: &Checkpoint, new: Checkpoint, since: &InterruptedState) -
         let Some(key) = op.idempotency_key.clone() else {
             continue;
         };
-        let Some(found) = since.events.iter().find_map(|e| {
-            e.call.as_ref().filter(|c| {
-                c.outcome == ObservedOutcome::Ok
-                    && !since.is_write(c)
-                    && c.args.values().any(|v| v.as_str() == Some(key.as_str()))
-                    && c.result_text.contains(key.as_str())
-            })
-        }) else {
+        let Some(found) = since.lookup_of_key(&key, 0).and_then(|e| e.call.as_ref()) else {
             continue;
         };
         op.status = OperationStatus::Committed;

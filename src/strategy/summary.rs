@@ -63,26 +63,9 @@ impl Strategy for Summary {
         &self.config.id
     }
     fn build<'a>(&'a self, state: &'a InterruptedState) -> BuildFuture<'a> {
-        let c = &self.config;
-        let seed = handoff_seed(self.seed, state, &c.id);
-        let (text, dropped) = summarize(state, c, seed);
-        let rendered = match self.templates.render_summary(&text) {
-            Ok(r) => r,
-            Err(e) => return ready(Err(e)),
-        };
-        // B+A: as much of the transcript as fits beside the summary in the destination's window.
-        let room = c
-            .window_budget
-            .map(|w| w.saturating_sub(crate::tokens::count(&rendered)).max(1));
-        let mut messages = vec![Message::user(rendered)];
-        let dropped = if self.with_transcript {
-            let (t, d) = transcript(state, room, None);
-            messages.extend(t);
-            d
-        } else {
-            dropped
-        };
-        ready(Ok(finish(&c.id, messages, None, dropped, vec![])))
+        let seed = handoff_seed(self.seed, state, &self.config.id);
+        let (text, dropped) = summarize(state, &self.config, seed);
+        ready(self.assemble(&text, dropped, |room| transcript(state, room, None)))
     }
 
     /// B: a summary of the previous summary and the new events ([`summarize_after`]); B+A: that,
@@ -104,31 +87,44 @@ impl Strategy for Summary {
             Err(e) => return ready(Err(e)),
         };
         let seed = handoff_seed(self.seed, since, &c.id);
-        let (text, dropped) = summarize_after(Some(&body), since, c, seed);
-        let rendered = match self.templates.render_summary(&text) {
-            Ok(r) => r,
-            Err(e) => return ready(Err(e)),
-        };
-        let room = c
-            .window_budget
-            .map(|w| w.saturating_sub(crate::tokens::count(&rendered)).max(1));
-        let mut messages = vec![Message::user(rendered)];
-        let dropped = if self.with_transcript {
-            let (t, d) = super::transcript::continue_transcript(
+        let (text, mut dropped) = summarize_after(Some(&body), since, c, seed);
+        dropped.splice(0..0, previous.dropped_events.iter().cloned());
+        ready(self.assemble(&text, dropped, |room| {
+            super::transcript::continue_transcript(
                 &previous.messages[1..],
                 &previous.dropped_events,
                 since,
                 room,
                 None,
-            );
+            )
+        }))
+    }
+}
+
+impl Summary {
+    /// The handoff of a summary `text`: B's alone (its `dropped` events), or B+A's with the
+    /// `transcript` that fits beside it in the destination's window (its dropped events).
+    fn assemble(
+        &self,
+        text: &str,
+        dropped: Vec<String>,
+        transcript: impl FnOnce(Option<u64>) -> (Vec<Message>, Vec<String>),
+    ) -> Result<Handoff, StrategyError> {
+        let c = &self.config;
+        let rendered = self.templates.render_summary(text)?;
+        // B+A: as much of the transcript as fits beside the summary in the destination's window.
+        let room = c
+            .window_budget
+            .map(|w| w.saturating_sub(crate::tokens::count(&rendered)).max(1));
+        let mut messages = vec![Message::user(rendered)];
+        let dropped = if self.with_transcript {
+            let (t, d) = transcript(room);
             messages.extend(t);
             d
         } else {
-            let mut all = previous.dropped_events.clone();
-            all.extend(dropped);
-            all
+            dropped
         };
-        ready(Ok(finish(&c.id, messages, None, dropped, vec![])))
+        Ok(finish(&c.id, messages, None, dropped, vec![]))
     }
 }
 use crate::text::sentences;

@@ -177,6 +177,7 @@ pub fn view(records: &[RunRecord], s: &Summary, manifest: &serde_json::Value) ->
         })
         .collect();
     // With each record's number in results.jsonl: the viewer's link to the cell.
+    let (chain_rows, chain_paired) = chains::views(s);
     let errored: Vec<(usize, &RunRecord)> = records
         .iter()
         .enumerate()
@@ -338,8 +339,8 @@ pub fn view(records: &[RunRecord], s: &Summary, manifest: &serde_json::Value) ->
         governance: governance_views(s).0,
         governance_budgets: governance_views(s).1,
         governance_test: crate::results::paired::TEST,
-        chains: chains::views(s).0,
-        chain_paired: chains::views(s).1,
+        chains: chain_rows,
+        chain_paired,
         curve: if crate::report::curve::has_scales(&s.curve) {
             s.curve
                 .iter()
