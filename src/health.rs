@@ -118,12 +118,26 @@ fn is_live(model: &str) -> bool {
 
 /// The health of every live destination of the scenario cells of `records`, by model name.
 pub fn assess(records: &[RunRecord]) -> Vec<Health> {
-    let mut by: BTreeMap<&str, Health> = BTreeMap::new();
-    for r in records
-        .iter()
-        .filter(|r| r.source == Source::Scenario && is_live(&r.model))
-    {
-        let h = by.entry(&r.model).or_insert_with(|| Health {
+    let mut a = Assessor::default();
+    for r in records {
+        a.add(r);
+    }
+    a.finish()
+}
+
+/// [`assess`] a record at a time, for a pass that does not hold the run's records.
+#[derive(Debug, Default)]
+pub struct Assessor {
+    by: BTreeMap<String, Health>,
+}
+
+impl Assessor {
+    /// Counts `r` if it is a live destination's scenario cell.
+    pub fn add(&mut self, r: &RunRecord) {
+        if r.source != Source::Scenario || !is_live(&r.model) {
+            return;
+        }
+        let h = self.by.entry(r.model.clone()).or_insert_with(|| Health {
             model: r.model.clone(),
             ..Health::default()
         });
@@ -144,17 +158,22 @@ pub fn assess(records: &[RunRecord]) -> Vec<Health> {
             _ => h.no_request_cells += 1,
         }
     }
-    by.into_values()
-        .map(|mut h| {
-            if h.tool_call_turns == 0 {
-                h.flags.push(Flag::NeverValidToolCall);
-            }
-            if h.destination_errored * 2 > h.cells {
-                h.flags.push(Flag::MostlyErrored);
-            }
-            h
-        })
-        .collect()
+
+    /// Each model's health with its flags, by model name.
+    pub fn finish(self) -> Vec<Health> {
+        self.by
+            .into_values()
+            .map(|mut h| {
+                if h.tool_call_turns == 0 {
+                    h.flags.push(Flag::NeverValidToolCall);
+                }
+                if h.destination_errored * 2 > h.cells {
+                    h.flags.push(Flag::MostlyErrored);
+                }
+                h
+            })
+            .collect()
+    }
 }
 
 #[cfg(test)]
@@ -173,7 +192,7 @@ mod tests {
         }))
         .expect("record");
         r.status = status;
-        r.diagnostics.live = live;
+        r.diagnostics.live = live.map(Box::new);
         r
     }
 

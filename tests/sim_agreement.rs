@@ -5,7 +5,7 @@
 //! records. A live policy identical to a sim gives κ = 1 on every metric that varies; an offline
 //! run has no calibration.
 
-use compaction_eval::record::{Diagnostics, LiveStats, Metrics, RunRecord, Status};
+use compaction_eval::record::{Diagnostics, Metrics, RunRecord, Status};
 use compaction_eval::report::calibration::{Calibration, MetricAgreement, calibrate};
 
 /// Each metric row of every pair, flattened (what the report's table shows).
@@ -48,7 +48,7 @@ impl std::ops::Deref for Row {
 fn record(scenario: &str, rep: u32, model: &str, success: bool, violations: u32) -> RunRecord {
     let mut diagnostics = Diagnostics::default();
     if !model.starts_with("sim:") {
-        diagnostics.live = Some(LiveStats::default());
+        diagnostics.live = Some(Box::default());
     }
     RunRecord {
         source: compaction_eval::record::Source::Scenario,
@@ -191,7 +191,7 @@ fn mirrored() -> Vec<RunRecord> {
                 }
                 let mut l = r.clone();
                 l.model = "mirror".into();
-                l.diagnostics.live = Some(LiveStats::default());
+                l.diagnostics.live = Some(Box::default());
                 out.push(r);
                 out.push(l);
             }

@@ -143,3 +143,44 @@ fn a_resumed_streamed_run_runs_the_cells_left_and_writes_every_points_rows() {
         "every point's continuity rows, those of points with no cell left included"
     );
 }
+
+#[test]
+fn a_pass_over_the_records_sees_what_reading_them_whole_gives_and_cells_match_by_digest() {
+    let out = tmp();
+    let cfg = config(&out, 2);
+    run(&cfg, true);
+    let results = out.join("results.jsonl");
+    let whole = runner::read_records(&results).expect("records");
+    let mut passed = Vec::new();
+    compaction_eval::record::scan_records(&results, |line, r| {
+        passed.push((line, r));
+        Ok(())
+    })
+    .expect("pass");
+    assert_eq!(passed.len(), whole.len());
+    for (k, ((line, r), w)) in passed.iter().zip(&whole).enumerate() {
+        assert_eq!(*line, k + 1, "line numbers count from 1");
+        assert_eq!(r, w, "line {line}");
+        // A record's digest is its id's; another cell's differs.
+        assert_eq!(r.digest(), r.id().digest());
+        assert!(r.same_cell(w));
+    }
+    let (a, b) = (&whole[0], &whole[1]);
+    assert!(!a.same_cell(b));
+    assert_ne!(a.digest(), b.digest());
+    let mut other = a.id();
+    other.rep += 1;
+    assert_ne!(other.digest(), a.digest(), "the repetition is part of the digest");
+    // A cell missing from the file is found missing by its digest.
+    let kept: String = std::fs::read_to_string(&results)
+        .expect("results")
+        .lines()
+        .skip(1)
+        .map(|l| format!("{l}\n"))
+        .collect();
+    std::fs::write(&results, kept).expect("cut");
+    let plan = runner::plan_streaming(&cfg, runner::select_scenarios(&cfg).expect("scenarios"))
+        .expect("plan");
+    let e = runner::check_complete(&cfg, &plan).expect_err("one cell is missing");
+    assert!(e.to_string().contains(&format!("{}", whole.len() - 1)), "{e}");
+}

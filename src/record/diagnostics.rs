@@ -73,7 +73,7 @@ pub struct Diagnostics {
     pub step_budget_exhausted: bool,
     /// Live destinations: calls, cache hits, retries, tokens, cost, reported model identity.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub live: Option<LiveStats>,
+    pub live: Option<Box<LiveStats>>,
     /// The handoff was a checkpoint and the seed-003 §9.2 rules were checked on it.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub checkpoint_checked: bool,
@@ -82,7 +82,7 @@ pub struct Diagnostics {
     pub checkpoint_rule_violations: Vec<RuleBreak>,
     /// The live summariser's calls for this cell's handoff.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub compaction: Option<LiveStats>,
+    pub compaction: Option<Box<LiveStats>>,
     /// Transcript cells: every value the rest of the run needed that appeared before the cut,
     /// as `VALUE (first seen message N (ROLE); used by WHERE)`.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]

@@ -29,7 +29,7 @@ pub use diagnostics::{
 };
 pub use error::{CellError, ErrorClass, RecordError};
 pub use live::LiveStats;
-pub use read::{ParseDiagnosticError, parse_record, read_records};
+pub use read::{ParseDiagnosticError, parse_record, read_records, scan_records};
 pub use tau::TauMeasures;
 
 /// The record format this build writes: every record's first field, `record_version`.
@@ -61,7 +61,32 @@ impl From<&CellId> for CellId {
     }
 }
 
+/// A digest of a cell's identity from its parts, the same for a [`CellId`] and for the record
+/// of that cell ([`RunRecord::digest`]): a pass over many records compares cells by it without
+/// holding their ids.
+fn id_digest(parts: [&str; 5], rep: u32) -> u64 {
+    use std::hash::{Hash, Hasher};
+    // SipHash with fixed keys: the same digest in every process.
+    let mut h = std::collections::hash_map::DefaultHasher::new();
+    (parts, rep).hash(&mut h);
+    h.finish()
+}
+
 impl CellId {
+    /// See [`id_digest`].
+    pub fn digest(&self) -> u64 {
+        id_digest(
+            [
+                &self.scenario,
+                &self.scale,
+                &self.interrupt,
+                &self.strategy,
+                &self.model,
+            ],
+            self.rep,
+        )
+    }
+
     /// A stable byte form (fields separated by NUL), for hashing.
     pub fn key(&self) -> String {
         format!(
@@ -92,6 +117,30 @@ impl RunRecord {
             model: self.model.clone(),
             rep: self.rep,
         }
+    }
+
+    /// The digest of [`RunRecord::id`], read in place (no id is built).
+    pub fn digest(&self) -> u64 {
+        id_digest(
+            [
+                &self.scenario,
+                &self.scale,
+                &self.interrupt,
+                &self.strategy,
+                &self.model,
+            ],
+            self.rep,
+        )
+    }
+
+    /// Whether two records are of one cell (what comparing their [`RunRecord::id`]s says).
+    pub fn same_cell(&self, other: &RunRecord) -> bool {
+        self.rep == other.rep
+            && self.scenario == other.scenario
+            && self.scale == other.scale
+            && self.interrupt == other.interrupt
+            && self.strategy == other.strategy
+            && self.model == other.model
     }
 }
 
@@ -137,10 +186,10 @@ pub struct RunRecord {
     pub diagnostics: Diagnostics,
     /// The transcript measures of a `transcript` cell (absent for scenarios).
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub transcript: Option<TranscriptMeasures>,
+    pub transcript: Option<Box<TranscriptMeasures>>,
     /// A governed cell (`gov:X`, seed 004): its policy, context report, lineage and receipt.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub governed: Option<GovernedCell>,
+    pub governed: Option<Box<GovernedCell>>,
     /// The file of the run folder that holds this cell's conversation
     /// (`conversations.jsonl.gz`; the entry is the last one of this cell there). Absent in records
     /// written before conversations were saved, and for transcript cells.

@@ -3,7 +3,8 @@
 //! version ([`RECORD_VERSION`]): a line without `record_version` is version 1, whose diagnostics
 //! the legacy reader ([`legacy`]) turns into the current types.
 //!
-//! Owns: [`read_records`], [`parse_record`], `RunRecord`'s `Deserialize` (the version dispatch)
+//! Owns: [`read_records`], [`scan_records`] (a pass that holds no record), [`parse_record`],
+//! `RunRecord`'s `Deserialize` (the version dispatch)
 //! and the legacy reader of version-1 diagnostics. Must not: write a record (the runner does),
 //! write the legacy text form (nothing does any more), or import anything of the pipeline (only
 //! `secrets` and `vocab`).
@@ -13,7 +14,7 @@ use std::path::Path;
 use serde::{Deserialize, de::Error as _};
 use serde_json::Value;
 
-use super::{CellId, RECORD_VERSION, RecordError, RunRecord};
+use super::{RECORD_VERSION, RecordError, RunRecord};
 
 /// The version of a record that has no `record_version` field: diagnostics as text.
 pub const LEGACY_VERSION: u64 = 1;
@@ -76,17 +77,44 @@ impl<'de> Deserialize<'de> for RunRecord {
 /// error naming the line, and so is a second record of the same cell. Every secret of the run
 /// ([`crate::secrets`]) is redacted from what is read.
 pub fn read_records(path: &Path) -> Result<Vec<RunRecord>, RecordError> {
+    let mut out: Vec<RunRecord> = Vec::new();
+    // Each cell by a digest of its id, with the places of the records that have it: a run of
+    // 60,000 cells held its ids twice over (33 MB) only to find a second record of one cell.
+    let mut seen: std::collections::HashMap<u64, Vec<(usize, usize)>> =
+        std::collections::HashMap::new();
+    scan_records(path, |line, r| {
+        let places = seen.entry(r.digest()).or_default();
+        if let Some(&(_, first)) = places.iter().find(|(k, _)| out[*k].same_cell(&r)) {
+            return Err(RecordError::Duplicate {
+                path: path.to_path_buf(),
+                line,
+                first,
+                id: r.id().to_string(),
+            });
+        }
+        places.push((out.len(), line));
+        out.push(r);
+        Ok(())
+    })?;
+    Ok(out)
+}
+
+/// Reads `results.jsonl` a record at a time, handing each to `f` with its line number and
+/// holding none: what a pass over a run's records costs in memory is what `f` keeps. Torn
+/// lines and secrets as [`read_records`]; a second record of a cell is not looked for.
+pub fn scan_records(
+    path: &Path,
+    mut f: impl FnMut(usize, RunRecord) -> Result<(), RecordError>,
+) -> Result<(), RecordError> {
     use std::io::BufRead;
     let io = |source| RecordError::Io {
         path: path.to_path_buf(),
         source,
     };
-    // Read a line at a time: a run's records are held once, as records, never also as the
-    // file's text (68 MB for 44,000 cells).
+    // Read a line at a time: a run's records are never also held as the file's text (68 MB
+    // for 44,000 cells).
     let mut reader =
         std::io::BufReader::with_capacity(1 << 16, std::fs::File::open(path).map_err(io)?);
-    let mut out = Vec::new();
-    let mut seen: std::collections::HashMap<CellId, usize> = std::collections::HashMap::new();
     let secrets = crate::secrets::any();
     let mut buf: Vec<u8> = Vec::new();
     let mut offset = 0usize;
@@ -123,18 +151,10 @@ pub fn read_records(path: &Path) -> Result<Vec<RunRecord>, RecordError> {
         }
         match parse_record(line) {
             Ok(mut r) => {
-                if let Some(first) = seen.insert(r.id(), i + 1) {
-                    return Err(RecordError::Duplicate {
-                        path: path.to_path_buf(),
-                        line: i + 1,
-                        first,
-                        id: r.id().to_string(),
-                    });
-                }
                 if secrets && crate::secrets::contains(line) {
                     crate::secrets::redact_serde(&mut r);
                 }
-                out.push(r)
+                f(i + 1, r)?;
             }
             Err(e) => {
                 torn = Some(RecordError::Corrupt {
@@ -145,7 +165,7 @@ pub fn read_records(path: &Path) -> Result<Vec<RunRecord>, RecordError> {
             }
         }
     }
-    Ok(out)
+    Ok(())
 }
 
 pub use legacy::ParseDiagnosticError;

@@ -83,7 +83,7 @@ pub fn summarize(records: &[RunRecord]) -> Vec<TranscriptGroup> {
             let ok: Vec<&crate::record::TranscriptMeasures> = all
                 .iter()
                 .filter(|r| r.status == Status::Ok)
-                .filter_map(|r| r.transcript.as_ref())
+                .filter_map(|r| r.transcript.as_deref())
                 .collect();
             let nvr: Vec<f64> = ok.iter().filter_map(|t| t.needed_value_retention).collect();
             let usr: Vec<f64> = ok

@@ -299,10 +299,10 @@ pub fn run(cfg: &RunConfig, opts: &Options) -> Result<Outcome, TranscriptError> 
                 r.metrics = metrics(h.tokens_at_restore, 0, compaction_tokens);
                 r.metrics.history_tokens = m.full_prefix_tokens;
                 r.metrics.compression_ratio = m.compression_ratio;
-                r.diagnostics.compaction = compaction.clone();
+                r.diagnostics.compaction = compaction.clone().map(Box::new);
                 r.diagnostics.needed_values = needed_values.clone();
                 r.diagnostics.lost_values = lost_values.clone();
-                r.transcript = Some(m.clone());
+                r.transcript = Some(Box::new(m.clone()));
                 records.push(r);
                 let Some((user, call)) = expected.filter(|_| rewarded) else {
                     continue;
@@ -330,8 +330,8 @@ pub fn run(cfg: &RunConfig, opts: &Options) -> Result<Outcome, TranscriptError> 
                     m.expected_action = Some(agree::show(&call.name, &call.arguments));
                     match step {
                         Err(e) => {
-                            r.diagnostics.compaction = compaction.clone();
-                            r.diagnostics.live = Some(stats);
+                            r.diagnostics.compaction = compaction.clone().map(Box::new);
+                            r.diagnostics.live = Some(Box::new(stats));
                             records.push(errored(r, e));
                             continue;
                         }
@@ -356,11 +356,11 @@ pub fn run(cfg: &RunConfig, opts: &Options) -> Result<Outcome, TranscriptError> 
                     );
                     r.metrics.history_tokens = m.full_prefix_tokens;
                     r.metrics.compression_ratio = m.compression_ratio;
-                    r.diagnostics.compaction = compaction.clone();
+                    r.diagnostics.compaction = compaction.clone().map(Box::new);
                     r.diagnostics.needed_values = needed_values.clone();
                     r.diagnostics.lost_values = lost_values.clone();
-                    r.diagnostics.live = Some(stats);
-                    r.transcript = Some(m);
+                    r.diagnostics.live = Some(Box::new(stats));
+                    r.transcript = Some(Box::new(m));
                     records.push(r);
                 }
             }

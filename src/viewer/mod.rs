@@ -177,7 +177,7 @@ struct Sized {
 /// the last entry of a cell wins (a rerun's).
 fn choose(
     records: &[RunRecord],
-    by_cell: &BTreeMap<conversation::Cell, Sized>,
+    by_cell: &std::collections::HashMap<u64, Sized>,
     handoff_sizes: &BTreeMap<String, usize>,
 ) -> Choice {
     let mut order: Vec<usize> = (0..records.len()).collect();
@@ -187,7 +187,11 @@ fn choose(
     let mut handoffs: BTreeSet<String> = BTreeSet::new();
     for i in order {
         let r = &records[i];
-        let Some(e) = r.conversation.as_ref().and_then(|_| by_cell.get(&r.id())) else {
+        let Some(e) = r
+            .conversation
+            .as_ref()
+            .and_then(|_| by_cell.get(&r.digest()))
+        else {
             continue;
         };
         let new_handoff = e
@@ -317,9 +321,9 @@ pub fn page(
     entries: Vec<Entry>,
     handoffs: &BTreeMap<String, Handoff>,
 ) -> String {
-    let mut by_cell = BTreeMap::new();
+    let mut by_cell = std::collections::HashMap::new();
     for (place, e) in entries.iter().enumerate() {
-        by_cell.insert(e.cell.clone(), sized(place, e));
+        by_cell.insert(e.cell.digest(), sized(place, e));
     }
     let sizes = handoffs
         .iter()
@@ -375,9 +379,11 @@ fn template() -> (&'static str, &'static str) {
 pub fn write(dir: &Path, records: &[RunRecord]) -> Result<(), ViewerError> {
     let conversations = dir.join(conversation::FILE);
     let handoffs_file = dir.join(conversation::HANDOFFS);
-    let mut by_cell = BTreeMap::new();
+    // By the digest of the cell's id: a run's every cell id held again here was 30 MB at
+    // 60,000 cells. The last entry of a cell wins (a rerun's).
+    let mut by_cell = std::collections::HashMap::new();
     conversation::each(&conversations, |place, e: Entry| {
-        by_cell.insert(e.cell.clone(), sized(place, &e));
+        by_cell.insert(e.cell.digest(), sized(place, &e));
         Ok(())
     })?;
     let mut sizes = BTreeMap::new();

@@ -180,12 +180,17 @@ fn run_matrix(
     }
     // The report reads the saved files only: the plan's scenarios go before it is rendered.
     drop(plan);
+    crate::runtime::release_freed_memory();
     let summary = crate::report::render_dir(&cfg.out)?;
-    let records = crate::runner::read_records(&cfg.out.join("results.jsonl"))?;
-    let errored = records
-        .iter()
-        .filter(|r| r.status == crate::runner::Status::Errored)
-        .count();
+    // One pass over the records, holding none: the report has dropped its copy by now.
+    let (mut cells, mut errored, mut health) = (0usize, 0usize, crate::health::Assessor::default());
+    crate::record::scan_records(&cfg.out.join("results.jsonl"), |_, r| {
+        cells += 1;
+        errored += usize::from(r.status == crate::runner::Status::Errored);
+        health.add(&r);
+        Ok(())
+    })
+    .map_err(crate::runner::RunError::from)?;
     say(&format!(
         "{written} cells run ({} errored){}; wrote {}",
         progress.counts.errored,
@@ -194,7 +199,7 @@ fn run_matrix(
             .unwrap_or_default(),
         cfg.out.join("report.md").display()
     ));
-    let health = crate::health::assess(&records);
+    let health = health.finish();
     let unhealthy: Vec<&crate::health::Health> =
         health.iter().filter(|h| !h.meaningful()).collect();
     for r in summary.ranking.iter().filter(|r| r.rank <= 3) {
@@ -230,10 +235,10 @@ fn run_matrix(
             r.median_restore_tokens
         ));
     }
-    let fraction = if records.is_empty() {
+    let fraction = if cells == 0 {
         0.0
     } else {
-        errored as f64 / records.len() as f64
+        errored as f64 / cells as f64
     };
     for h in &health {
         eprintln!("live destination {}: {}", h.model, h.figures());
@@ -248,8 +253,7 @@ fn run_matrix(
     }
     if fraction > max_errored {
         eprintln!(
-            "error: {errored} of {} cells errored ({:.1}%), more than --max-errored-fraction {max_errored} allows; see \"Errored cells\" in {}",
-            records.len(),
+            "error: {errored} of {cells} cells errored ({:.1}%), more than --max-errored-fraction {max_errored} allows; see \"Errored cells\" in {}",
             fraction * 100.0,
             cfg.out.join("report.md").display()
         );

@@ -270,7 +270,7 @@ async fn continue_cell(
                 ));
                 let why = Uncontinued::NotDelivered;
                 let mut r = rec.uncontinued(s, at, 0, history_tokens, started, why);
-                r.governed = Some(cell);
+                r.governed = Some(Box::new(cell));
                 r.metrics.chain = chain;
                 return r;
             }
@@ -294,7 +294,7 @@ async fn continue_cell(
         };
         let restore = handoff.tokens_at_restore;
         let mut r = rec.uncontinued(s, at, restore, history_tokens, started, why);
-        r.governed = gov_cell;
+        r.governed = gov_cell.map(Box::new);
         r.metrics.chain = chain;
         return r;
     }
@@ -468,13 +468,13 @@ async fn continue_cell(
     let (metrics, mut diagnostics) = score::score(&run, not_shown, report.obeyed);
     diagnostics.facts_forgotten = forgotten;
     diagnostics.facts_overridden = report.overridden;
-    diagnostics.live = live;
+    diagnostics.live = live.map(Box::new);
     let compaction = handoff.compaction.as_ref();
     let mut metrics = metrics;
     metrics.compaction_tokens = compaction
         .map(|l| l.input_tokens + l.output_tokens)
         .unwrap_or(0);
-    diagnostics.compaction = compaction.cloned();
+    diagnostics.compaction = compaction.cloned().map(Box::new);
     diagnostics.provenance_upgrades = upgrades.clone();
     diagnostics.checkpoint_checked = rule_violations.is_some();
     diagnostics.checkpoint_rule_violations = rule_violations.clone().unwrap_or_default();
@@ -491,7 +491,7 @@ async fn continue_cell(
         metrics.task_success = false;
     }
     let mut r = rec.scored(metrics, diagnostics);
-    r.governed = gov_cell;
+    r.governed = gov_cell.map(Box::new);
     r
 }
 

@@ -95,7 +95,7 @@ impl CellRecord<'_> {
         r.metrics.history_tokens = spent.history_tokens;
         r.metrics.compression_ratio = ratio(spent.restore_tokens, spent.history_tokens);
         r.diagnostics.steps = steps;
-        r.diagnostics.live = dest.report().live;
+        r.diagnostics.live = dest.report().live.map(Box::new);
         if let Some(l) = &r.diagnostics.live {
             r.metrics.total_tokens = l.input_tokens + l.output_tokens;
         }

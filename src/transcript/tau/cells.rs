@@ -261,11 +261,11 @@ fn scored(f: &CutFacts<'_>, mut r: RunRecord, h: &Handoff, c: Continued) -> RunR
         h.tokens_at_restore as f64 / f.full_tokens as f64
     };
     let lost = crate::transcript::metrics::lost(&f.needed, &h.text);
-    r.diagnostics.compaction = h.compaction.clone();
+    r.diagnostics.compaction = h.compaction.clone().map(Box::new);
     r.diagnostics.needed_values = f.needed.iter().map(|v| v.to_string()).collect();
     r.diagnostics.lost_values = lost.iter().map(|v| v.to_string()).collect();
-    r.diagnostics.live = c.live;
-    r.transcript = Some(TranscriptMeasures {
+    r.diagnostics.live = c.live.map(Box::new);
+    r.transcript = Some(Box::new(TranscriptMeasures {
         cut_rule: f.cut.rule.as_str().into(),
         cut_before: f.cut.before,
         full_prefix_tokens: f.full_tokens,
@@ -278,7 +278,7 @@ fn scored(f: &CutFacts<'_>, mut r: RunRecord, h: &Handoff, c: Continued) -> RunR
         expected_action: None,
         actual_action: None,
         tau: Some(m),
-    });
+    }));
     r
 }
 
