@@ -170,7 +170,11 @@ fn a_pass_over_the_records_sees_what_reading_them_whole_gives_and_cells_match_by
     assert_ne!(a.digest(), b.digest());
     let mut other = a.id();
     other.rep += 1;
-    assert_ne!(other.digest(), a.digest(), "the repetition is part of the digest");
+    assert_ne!(
+        other.digest(),
+        a.digest(),
+        "the repetition is part of the digest"
+    );
     // A cell missing from the file is found missing by its digest.
     let kept: String = std::fs::read_to_string(&results)
         .expect("results")
@@ -182,5 +186,8 @@ fn a_pass_over_the_records_sees_what_reading_them_whole_gives_and_cells_match_by
     let plan = runner::plan_streaming(&cfg, runner::select_scenarios(&cfg).expect("scenarios"))
         .expect("plan");
     let e = runner::check_complete(&cfg, &plan).expect_err("one cell is missing");
-    assert!(e.to_string().contains(&format!("{}", whole.len() - 1)), "{e}");
+    assert!(
+        e.to_string().contains(&format!("{}", whole.len() - 1)),
+        "{e}"
+    );
 }
