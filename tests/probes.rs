@@ -6,14 +6,13 @@
 
 mod common;
 
-use std::collections::BTreeMap;
 use std::path::Path;
 use std::sync::Arc;
 
 use compaction_eval::destination::probe::{Probe, probes, score};
 use compaction_eval::destination::{SimAgent, SimKind};
 use compaction_eval::handoff::Handoff;
-use compaction_eval::record::ProbeScore;
+use compaction_eval::record::Probes;
 use compaction_eval::scenario;
 use compaction_eval::state::RestorePoint;
 use compaction_eval::strategy::Registry;
@@ -33,7 +32,7 @@ fn handoff(at: &RestorePoint, strategy: &str) -> Handoff {
         .expect("handoff builds")
 }
 
-fn answer(at: &RestorePoint, h: &Handoff) -> (Vec<Probe>, BTreeMap<String, ProbeScore>) {
+fn answer(at: &RestorePoint, h: &Handoff) -> (Vec<Probe>, Probes) {
     let ps = probes(at);
     let mut agent = SimAgent::new(
         SimKind::Careful,
@@ -48,7 +47,7 @@ fn answer(at: &RestorePoint, h: &Handoff) -> (Vec<Probe>, BTreeMap<String, Probe
     (ps, scored)
 }
 
-fn got(s: &BTreeMap<String, ProbeScore>, d: &str) -> (u32, u32) {
+fn got(s: &Probes, d: &str) -> (u32, u32) {
     s.get(d).map_or((0, 0), |p| (p.correct, p.asked))
 }
 

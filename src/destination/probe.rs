@@ -23,7 +23,7 @@ use std::sync::{Arc, Mutex, Weak};
 use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
 
-use crate::record::ProbeScore;
+use crate::record::Probes;
 use crate::scenario::values::{
     continuation_needs, is_copied_value, seen_text, tools_text, visible,
 };
@@ -318,14 +318,13 @@ pub fn correct(at: &RestorePoint, p: &Probe, answer: &str) -> bool {
 
 /// Per dimension, probes asked and answered correctly (`answers` by probe key; a missing answer
 /// is wrong).
-pub fn score(
-    at: &RestorePoint,
-    probes: &[Probe],
-    answers: &BTreeMap<String, String>,
-) -> BTreeMap<String, ProbeScore> {
-    let mut out: BTreeMap<String, ProbeScore> = BTreeMap::new();
+pub fn score(at: &RestorePoint, probes: &[Probe], answers: &BTreeMap<String, String>) -> Probes {
+    let mut out = Probes::default();
     for p in probes {
-        let e = out.entry(p.dimension.to_string()).or_default();
+        // Every dimension a probe has is one a record holds (the test below).
+        let Some(e) = out.get_mut(p.dimension) else {
+            continue;
+        };
         e.asked += 1;
         if answers.get(&p.key).is_some_and(|a| correct(at, p, a)) {
             e.correct += 1;
@@ -377,6 +376,30 @@ pub fn parse_answers(text: &str) -> BTreeMap<String, String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn every_dimension_asked_is_one_a_record_holds() {
+        let mut held: Vec<&str> = crate::record::PROBE_DIMENSIONS.to_vec();
+        let mut asked: Vec<&str> = DIMENSIONS.to_vec();
+        held.sort_unstable();
+        asked.sort_unstable();
+        assert_eq!(held, asked);
+        let mut p = Probes::default();
+        assert!(p.is_empty());
+        p.get_mut("recall").expect("recall").asked = 2;
+        p.get_mut("constraints").expect("constraints").asked = 1;
+        assert!(p.get_mut("nonsense").is_none());
+        // The record's form: a map in alphabetical order of the dimensions asked.
+        let text = serde_json::to_string(&p).expect("json");
+        assert_eq!(
+            text,
+            r#"{"constraints":{"asked":1,"correct":0},"recall":{"asked":2,"correct":0}}"#
+        );
+        assert_eq!(serde_json::from_str::<Probes>(&text).expect("read"), p);
+        let e = serde_json::from_str::<Probes>(r#"{"mood":{"asked":1,"correct":1}}"#)
+            .expect_err("unknown dimension");
+        assert!(e.to_string().contains("unknown dimension \"mood\""), "{e}");
+    }
 
     #[test]
     fn answers_are_read_from_the_first_json_object() {

@@ -359,8 +359,8 @@ pub struct Metrics {
     /// Probe questions about the run (`crate::destination::probe`), per dimension (`recall`,
     /// `artifact_trail`, `constraints`, `provenance`, `next_step`): asked and answered correctly.
     /// Scenario cells whose destination answered them.
-    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
-    pub probes: BTreeMap<String, ProbeScore>,
+    #[serde(default, skip_serializing_if = "Probes::is_empty")]
+    pub probes: Probes,
     /// A chained cell (`--cycles`): the compactions asked for and made, and each handoff of the
     /// chain. Absent for a single compaction.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -392,6 +392,78 @@ pub struct ChainStep {
     /// kept) on this handoff at its own point; absent where the source has none (a τ-bench cut).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub continuity_passed: Option<bool>,
+}
+
+/// A cell's probe counts by dimension (`metrics.probes`). In the record, a map from each
+/// dimension asked to its [`ProbeScore`], keys in alphabetical order; in memory, one count per
+/// dimension of [`PROBE_DIMENSIONS`] (40 bytes, where a map of names took about 600 on the heap
+/// of every record a report holds).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Probes([ProbeScore; 5]);
+
+/// The probe dimensions a record holds, in its (alphabetical) order; `crate::destination::probe`
+/// asks them.
+pub const PROBE_DIMENSIONS: [&str; 5] = [
+    "artifact_trail",
+    "constraints",
+    "next_step",
+    "provenance",
+    "recall",
+];
+
+impl Probes {
+    /// No dimension was asked.
+    pub fn is_empty(&self) -> bool {
+        self.0.iter().all(|p| p.asked == 0)
+    }
+
+    /// The dimensions asked, with their counts, in [`PROBE_DIMENSIONS`] order.
+    pub fn iter(&self) -> impl Iterator<Item = (&'static str, ProbeScore)> + '_ {
+        PROBE_DIMENSIONS
+            .iter()
+            .zip(self.0.iter())
+            .filter(|(_, p)| p.asked > 0)
+            .map(|(d, p)| (*d, *p))
+    }
+
+    /// The count of `dimension` if it was asked.
+    pub fn get(&self, dimension: &str) -> Option<ProbeScore> {
+        self.iter().find(|(d, _)| *d == dimension).map(|(_, p)| p)
+    }
+
+    /// The count of `dimension` (`None` for a name not in [`PROBE_DIMENSIONS`]).
+    pub fn get_mut(&mut self, dimension: &str) -> Option<&mut ProbeScore> {
+        let i = PROBE_DIMENSIONS.iter().position(|d| *d == dimension)?;
+        Some(&mut self.0[i])
+    }
+}
+
+impl Serialize for Probes {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeMap;
+        let mut m = s.serialize_map(Some(self.iter().count()))?;
+        for (d, p) in self.iter() {
+            m.serialize_entry(d, &p)?;
+        }
+        m.end()
+    }
+}
+
+impl<'de> Deserialize<'de> for Probes {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        let map = BTreeMap::<String, ProbeScore>::deserialize(d)?;
+        let mut out = Probes::default();
+        for (k, v) in map {
+            let Some(slot) = out.get_mut(&k) else {
+                return Err(serde::de::Error::custom(format!(
+                    "metrics.probes: unknown dimension {k:?} (one of {})",
+                    PROBE_DIMENSIONS.join(", ")
+                )));
+            };
+            *slot = v;
+        }
+        Ok(out)
+    }
 }
 
 /// One probe dimension's count in a cell.

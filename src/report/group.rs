@@ -171,8 +171,8 @@ pub(super) fn group(
         probes: {
             let mut m: BTreeMap<String, (u64, u64)> = BTreeMap::new();
             for r in &ok {
-                for (d, p) in &r.metrics.probes {
-                    let e = m.entry(d.clone()).or_default();
+                for (d, p) in r.metrics.probes.iter() {
+                    let e = m.entry(d.to_string()).or_default();
                     e.0 += u64::from(p.asked);
                     e.1 += u64::from(p.correct);
                 }
