@@ -157,50 +157,64 @@ pub fn execute(
             .map(|c| c.retrying.load(Ordering::Relaxed))
             .sum::<u64>()
     };
+    let units = Arc::new(units(
+        todo_owned.iter().map(|&ci| {
+            cells
+                .get(ci)
+                .map(|c| (c.scenario, c.point.clone(), c.strategy.clone()))
+        }),
+        plan.live.is_empty(),
+    ));
     runtime.block_on(async {
         for _ in 0..cfg.concurrency.max(1) {
-            let (tx, next, todo, shared, cells) = (
+            let (tx, next, todo, shared, cells, units) = (
                 tx.clone(),
                 next.clone(),
                 todo_owned.clone(),
                 shared.clone(),
                 cells.clone(),
+                units.clone(),
             );
             tokio::spawn(async move {
-                loop {
-                    let i = next.fetch_add(1, Ordering::Relaxed);
-                    let Some(&ci) = todo.get(i) else { break };
-                    let Some(spec) = cells.get(ci) else { break };
-                    let pk = PointKey {
-                        scenario: spec.scenario,
-                        point: spec.point.clone(),
-                    };
-                    // A point that will never be built (the builder failed) ends the worker.
-                    if !shared.stream.ready(&pk).await {
-                        break;
-                    }
-                    if tx.send(Msg::Started(i)).is_err() {
-                        break;
-                    }
-                    // Each cell is its own task, so a panic in it is caught and recorded.
-                    let task = tokio::spawn({
-                        let (shared, spec) = (shared.clone(), spec.clone());
-                        async move { run_cell(&shared, &spec, ci).await }
-                    });
-                    let rec = match task.await {
-                        Ok(rec) => rec,
-                        Err(e) => {
-                            let payload: Box<dyn std::any::Any + Send> = if e.is_panic() {
-                                e.into_panic()
-                            } else {
-                                Box::new("the cell's task was cancelled")
-                            };
-                            shared.panicked(&spec, payload)
+                'units: loop {
+                    let u = next.fetch_add(1, Ordering::Relaxed);
+                    let Some(unit) = units.get(u) else { break };
+                    for i in unit.clone() {
+                        let Some(&ci) = todo.get(i) else { break 'units };
+                        let Some(spec) = cells.get(ci) else {
+                            break 'units;
+                        };
+                        let pk = PointKey {
+                            scenario: spec.scenario,
+                            point: spec.point.clone(),
+                        };
+                        // A point that will never be built (the builder failed) ends the worker.
+                        if !shared.stream.ready(&pk).await {
+                            break 'units;
                         }
-                    };
-                    shared.stream.finished(&pk);
-                    if tx.send(Msg::Finished(i, Box::new(rec))).is_err() {
-                        break;
+                        if tx.send(Msg::Started(i)).is_err() {
+                            break 'units;
+                        }
+                        // Each cell is its own task, so a panic in it is caught and recorded.
+                        let task = tokio::spawn({
+                            let (shared, spec) = (shared.clone(), spec.clone());
+                            async move { run_cell(&shared, &spec, ci).await }
+                        });
+                        let rec = match task.await {
+                            Ok(rec) => rec,
+                            Err(e) => {
+                                let payload: Box<dyn std::any::Any + Send> = if e.is_panic() {
+                                    e.into_panic()
+                                } else {
+                                    Box::new("the cell's task was cancelled")
+                                };
+                                shared.panicked(&spec, payload)
+                            }
+                        };
+                        shared.stream.finished(&pk);
+                        if tx.send(Msg::Finished(i, Box::new(rec))).is_err() {
+                            break 'units;
+                        }
                     }
                 }
             });
@@ -308,4 +322,51 @@ pub fn execute(
     counts.retrying = 0;
     reporter.event(RunEvent::RunFinished { written, counts });
     Ok(written)
+}
+
+/// The runs of `todo` (positions into it) a worker takes at once, from each position's handoff
+/// (`None`: a cell the matrix does not have). With simulated destinations only (`batch`), the
+/// consecutive cells that continue one handoff (same scenario, point and strategy; the matrix
+/// puts models and repetitions innermost), so its second reader finds the first's reading in the
+/// worker's per-thread memos instead of judging the handoff again on the other worker; with a
+/// live model, one cell each (its cells wait on the network and run at once).
+fn units<K: PartialEq>(
+    handoffs: impl IntoIterator<Item = Option<K>>,
+    batch: bool,
+) -> Vec<std::ops::Range<usize>> {
+    let mut out: Vec<std::ops::Range<usize>> = Vec::new();
+    let mut last: Option<K> = None;
+    for (i, key) in handoffs.into_iter().enumerate() {
+        match out.last_mut() {
+            Some(r) if batch && key.is_some() && key == last => r.end = i + 1,
+            _ => out.push(i..i + 1),
+        }
+        last = key;
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::units;
+
+    #[test]
+    fn a_worker_takes_a_handoffs_cells_together_only_when_every_destination_is_simulated() {
+        let keys = [
+            Some(1),
+            Some(1),
+            Some(2),
+            None,
+            None,
+            Some(2),
+            Some(3),
+            Some(3),
+        ];
+        assert_eq!(units(keys, true), vec![0..2, 2..3, 3..4, 4..5, 5..6, 6..8]);
+        assert_eq!(
+            units(keys, false),
+            (0..8).map(|i| i..i + 1).collect::<Vec<_>>()
+        );
+        assert!(units(Vec::<Option<u8>>::new(), true).is_empty());
+    }
 }
