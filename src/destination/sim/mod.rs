@@ -32,6 +32,7 @@
 
 mod edits;
 mod probes;
+mod reading;
 mod reads;
 
 use std::collections::{BTreeMap, VecDeque};
@@ -43,7 +44,6 @@ use crate::conversation::{Situation, SituationCall};
 use crate::provenance::Presentation;
 use crate::stats::{SplitMix64, derive_seed};
 
-use super::layout::{canonical, canonical_offset};
 use super::profile::Rates;
 use super::{Action, ActionFuture, ActionResult, Destination, DestinationReport};
 use crate::handoff::Handoff;
@@ -175,21 +175,8 @@ impl SimAgent {
         attention: f64,
     ) -> SimAgent {
         let offers_retrieve = handoff.extra_tools.iter().any(|t| t.name == "retrieve");
-        // What it reads is the handoff's canonical layout: line endings, white space, blank-line
-        // runs and hard wraps are not meaning (`super::layout`).
-        let text = canonical(&handoff.text);
-        let knowledge = normalize(&text);
-        let parts = match &handoff.advisory {
-            None => vec![(text.clone(), 0, true)],
-            Some(a) => vec![
-                (canonical(&a.authoritative), 0, true),
-                (
-                    canonical(&a.summary),
-                    canonical_offset(&handoff.text, a.summary_at),
-                    false,
-                ),
-            ],
-        };
+        // The handoff's canonical layout and what it shows, shared by its cells (`reading`).
+        let reading = reading::of(handoff);
         let mut agent = SimAgent {
             oracle: false,
             rates,
@@ -197,9 +184,9 @@ impl SimAgent {
             decided: BTreeMap::new(),
             record: false,
             situations: Vec::new(),
-            parts,
-            text: text.clone(),
-            knowledge,
+            parts: reading.parts.clone(),
+            text: reading.text.clone(),
+            knowledge: reading.knowledge.clone(),
             interrupt: interrupt.clone(),
             retrieves: VecDeque::new(),
             plan: None,
@@ -216,27 +203,21 @@ impl SimAgent {
             promoted: Vec::new(),
             seen: String::new(),
             seen_handoff: 0,
-            part_digests: Vec::new(),
+            part_digests: reading.part_digests.clone(),
             source_reads: None,
             reread: Vec::new(),
             invisible: Vec::new(),
             scenario,
         };
-        agent.part_digests = agent
-            .parts
-            .iter()
-            .map(|(t, _, _)| crate::text::digest(t))
-            .collect();
-        let handoff_seen = seen_text(&text);
-        agent.seen_handoff = handoff_seen.len();
+        agent.seen_handoff = reading.seen.len();
         agent.seen = format!(
             "{} {} {}",
-            handoff_seen,
+            reading.seen,
             seen_text(&agent.scenario.objective),
             seen_text(&tools_text(&agent.scenario.world.tools))
         );
         if offers_retrieve {
-            agent.retrieves = agent.retrieval_candidates(&text).into();
+            agent.retrieves = agent.retrieval_candidates(&reading.text).into();
         }
         agent
     }
