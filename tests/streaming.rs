@@ -164,9 +164,11 @@ fn a_pass_over_the_records_sees_what_reading_them_whole_gives_and_cells_match_by
         // A record's digest is its id's; another cell's differs.
         assert_eq!(r.digest(), r.id().digest());
         assert!(r.same_cell(w));
+        assert!(r.same_id(&w.id()));
     }
     let (a, b) = (&whole[0], &whole[1]);
     assert!(!a.same_cell(b));
+    assert!(!a.same_id(&b.id()));
     assert_ne!(a.digest(), b.digest());
     let mut other = a.id();
     other.rep += 1;

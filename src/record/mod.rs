@@ -133,6 +133,16 @@ impl RunRecord {
         )
     }
 
+    /// Whether this record is of the cell `id` (without building its id).
+    pub fn same_id(&self, id: &CellId) -> bool {
+        self.rep == id.rep
+            && self.scenario == id.scenario
+            && self.scale == id.scale
+            && self.interrupt == id.interrupt
+            && self.strategy == id.strategy
+            && self.model == id.model
+    }
+
     /// Whether two records are of one cell (what comparing their [`RunRecord::id`]s says).
     pub fn same_cell(&self, other: &RunRecord) -> bool {
         self.rep == other.rep

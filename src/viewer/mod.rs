@@ -256,11 +256,14 @@ fn write_data(
             out.write_all(b",")?;
         }
         // Kept as text and read again here: an entry's structure takes several times its text.
+        // Chosen by the digest of the cell's id; shown only if it is this cell's (a digest two
+        // cells share leaves the second without its conversation, never with another's).
         let entry: Option<Entry> = choice
             .entries
             .get(&i)
             .and_then(|place| entries.get(place))
-            .and_then(|t| serde_json::from_str(t).ok());
+            .and_then(|t| serde_json::from_str::<Entry>(t).ok())
+            .filter(|e| r.same_id(&e.cell));
         out.write_all(piece(&cell_value(i, r, entry.as_ref())).as_bytes())?;
     }
     // The handoffs shown, by digest (hex: a key needs no escaping), each read from its text.
