@@ -458,19 +458,16 @@ fn a_plugin_gets_its_previous_handoff_and_an_old_one_runs_single_shot_only() {
     assert!(!out.path().join("run").exists());
 
     // `plugin-input --cycles` prints what the chain's last compaction reads.
-    let printed = cli()
-        .args(["plugin-input", "--scenario", "support-ticket-timeout"])
-        .args([
-            "--interrupt",
-            &points[2].interrupt.point,
-            "--strategy",
-            "exec:new",
-        ])
-        .arg("--strategy-dir")
-        .arg(&dir)
-        .args(["--cycles", "3"])
-        .output()
-        .expect("plugin-input");
+    let plugin_input = |strategy: &str| {
+        let mut c = cli();
+        c.args(["plugin-input", "--scenario", "support-ticket-timeout"])
+            .args(["--interrupt", &points[2].interrupt.point])
+            .args(["--strategy", strategy, "--cycles", "3"])
+            .arg("--strategy-dir")
+            .arg(&dir);
+        c
+    };
+    let printed = plugin_input("exec:new").output().expect("plugin-input");
     assert!(
         printed.status.success(),
         "{}",
@@ -485,17 +482,7 @@ fn a_plugin_gets_its_previous_handoff_and_an_old_one_runs_single_shot_only() {
     assert_eq!(v["previous_handoff"]["text"], hs[1].text.as_str());
     let since = points[2].state.since(points[1].state.cut);
     assert_eq!(v["events"].as_array().unwrap().len(), since.events.len());
-    cli()
-        .args(["plugin-input", "--scenario", "support-ticket-timeout"])
-        .args([
-            "--interrupt",
-            &points[2].interrupt.point,
-            "--strategy",
-            "exec:old",
-        ])
-        .arg("--strategy-dir")
-        .arg(&dir)
-        .args(["--cycles", "3"])
+    plugin_input("exec:old")
         .assert()
         .code(2)
         .stderr(predicate::str::contains("compaction-eval/state/4"));

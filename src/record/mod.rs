@@ -64,18 +64,21 @@ impl From<&CellId> for CellId {
 /// A digest of a cell's identity from its parts, the same for a [`CellId`] and for the record
 /// of that cell ([`RunRecord::digest`]): a pass over many records compares cells by it without
 /// holding their ids.
-fn id_digest(parts: [&str; 5], rep: u32) -> u64 {
+fn id_digest(parts: IdParts<'_>) -> u64 {
     use std::hash::{Hash, Hasher};
     // SipHash with fixed keys: the same digest in every process.
     let mut h = std::collections::hash_map::DefaultHasher::new();
-    (parts, rep).hash(&mut h);
+    parts.hash(&mut h);
     h.finish()
 }
 
+/// A cell's identity borrowed in place: scenario, scale, interrupt point, strategy, model, and
+/// the repetition.
+type IdParts<'a> = ([&'a str; 5], u32);
+
 impl CellId {
-    /// See [`id_digest`].
-    pub fn digest(&self) -> u64 {
-        id_digest(
+    fn parts(&self) -> IdParts<'_> {
+        (
             [
                 &self.scenario,
                 &self.scale,
@@ -85,6 +88,11 @@ impl CellId {
             ],
             self.rep,
         )
+    }
+
+    /// See [`id_digest`].
+    pub fn digest(&self) -> u64 {
+        id_digest(self.parts())
     }
 
     /// A stable byte form (fields separated by NUL), for hashing.
@@ -119,9 +127,9 @@ impl RunRecord {
         }
     }
 
-    /// The digest of [`RunRecord::id`], read in place (no id is built).
-    pub fn digest(&self) -> u64 {
-        id_digest(
+    /// [`RunRecord::id`]'s parts, borrowed in place (no id is built).
+    fn id_parts(&self) -> IdParts<'_> {
+        (
             [
                 &self.scenario,
                 &self.scale,
@@ -133,24 +141,19 @@ impl RunRecord {
         )
     }
 
+    /// The digest of [`RunRecord::id`], read in place.
+    pub fn digest(&self) -> u64 {
+        id_digest(self.id_parts())
+    }
+
     /// Whether this record is of the cell `id` (without building its id).
     pub fn same_id(&self, id: &CellId) -> bool {
-        self.rep == id.rep
-            && self.scenario == id.scenario
-            && self.scale == id.scale
-            && self.interrupt == id.interrupt
-            && self.strategy == id.strategy
-            && self.model == id.model
+        self.id_parts() == id.parts()
     }
 
     /// Whether two records are of one cell (what comparing their [`RunRecord::id`]s says).
     pub fn same_cell(&self, other: &RunRecord) -> bool {
-        self.rep == other.rep
-            && self.scenario == other.scenario
-            && self.scale == other.scale
-            && self.interrupt == other.interrupt
-            && self.strategy == other.strategy
-            && self.model == other.model
+        self.id_parts() == other.id_parts()
     }
 }
 
@@ -406,8 +409,8 @@ pub struct ChainStep {
 
 /// A cell's probe counts by dimension (`metrics.probes`). In the record, a map from each
 /// dimension asked to its [`ProbeScore`], keys in alphabetical order; in memory, one count per
-/// dimension of [`PROBE_DIMENSIONS`] (40 bytes, where a map of names took about 600 on the heap
-/// of every record a report holds).
+/// dimension of [`PROBE_DIMENSIONS`] (40 bytes, where a map of names took about 500 on the heap
+/// of every record a report holds: 30 MiB over 61,920 records).
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct Probes([ProbeScore; 5]);
 

@@ -48,11 +48,20 @@ pub fn parse(run_id: &str) -> Result<(&str, u32), String> {
 
 /// Every run id of `ids` over each number of `cycles` (`X` at 1, `X×N` above; the order is the
 /// ids', each with its cycles in the order given). An empty `cycles` is `[1]`.
+/// `--cycles N` as every command reads it: a number of compactions from 1 to [`MAX_CYCLES`].
+pub fn check_cycles(cycles: u32) -> Result<(), String> {
+    if (1..=MAX_CYCLES).contains(&cycles) {
+        Ok(())
+    } else {
+        Err(format!(
+            "--cycles {cycles}: the number of compactions is from 1 to {MAX_CYCLES}"
+        ))
+    }
+}
+
 pub fn expand(ids: &[String], cycles: &[u32]) -> Result<Vec<String>, String> {
-    if let Some(bad) = cycles.iter().find(|&&c| c == 0 || c > MAX_CYCLES) {
-        return Err(format!(
-            "--cycles {bad}: the number of compactions is from 1 to {MAX_CYCLES}"
-        ));
+    for &c in cycles {
+        check_cycles(c)?;
     }
     let cycles = if cycles.is_empty() { &[1][..] } else { cycles };
     let mut out: Vec<String> = Vec::new();

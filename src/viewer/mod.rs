@@ -382,8 +382,7 @@ fn template() -> (&'static str, &'static str) {
 pub fn write(dir: &Path, records: &[RunRecord]) -> Result<(), ViewerError> {
     let conversations = dir.join(conversation::FILE);
     let handoffs_file = dir.join(conversation::HANDOFFS);
-    // By the digest of the cell's id: a run's every cell id held again here was 30 MB at
-    // 60,000 cells. The last entry of a cell wins (a rerun's).
+    // By the digest of the cell's id, not a second copy of every id. The last entry of a cell wins (a rerun's).
     let mut by_cell = std::collections::HashMap::new();
     conversation::each(&conversations, |place, e: Entry| {
         by_cell.insert(e.cell.digest(), sized(place, &e));

@@ -41,13 +41,7 @@ pub fn run(dir: &Source, args: AuditArgs) -> Result<i32, Error> {
         );
     }
     let all: Vec<Arc<_>> = scaled.into_iter().map(Arc::new).collect();
-    if !(1..=crate::strategy::chain::MAX_CYCLES).contains(&args.cycles) {
-        return Err(Error::Usage(format!(
-            "--cycles {}: the number of compactions is from 1 to {}",
-            args.cycles,
-            crate::strategy::chain::MAX_CYCLES
-        )));
-    }
+    crate::strategy::chain::check_cycles(args.cycles).map_err(Error::Usage)?;
     let rows = crate::audit::audit_chained(&all, &registry, &strategies, args.cycles)?;
     let out = &args.out;
     crate::audit::write(out, &rows).map_err(Error::write_to(out))?;

@@ -29,13 +29,7 @@ pub fn run(dir: &Source, args: &HandoffArgs) -> Result<i32, Error> {
         .context_window
         .unwrap_or(crate::strategy::DEFAULT_CONTEXT_WINDOW);
     let budget = crate::strategy::usable_context(window);
-    if !(1..=crate::strategy::chain::MAX_CYCLES).contains(&args.cycles) {
-        return Err(Error::Usage(format!(
-            "--cycles {}: the number of compactions is from 1 to {}",
-            args.cycles,
-            crate::strategy::chain::MAX_CYCLES
-        )));
-    }
+    crate::strategy::chain::check_cycles(args.cycles).map_err(Error::Usage)?;
     let points =
         crate::strategy::chain::restore_points(&at, args.cycles).map_err(StrategyError::from)?;
     let inner = gov

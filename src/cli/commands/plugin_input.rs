@@ -75,12 +75,7 @@ fn previous_of(
     Error,
 > {
     use crate::strategy::chain;
-    if cycles > chain::MAX_CYCLES {
-        return Err(Error::Usage(format!(
-            "--cycles {cycles}: the number of compactions is from 1 to {}",
-            chain::MAX_CYCLES
-        )));
-    }
+    chain::check_cycles(cycles).map_err(Error::Usage)?;
     let registry = strategy_registry(&args.build.strategy_dir)?.with_hidden(super::hidden(dir));
     let points = chain::restore_points(at, cycles).map_err(StrategyError::from)?;
     if points.len() < 2 {
