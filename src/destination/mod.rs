@@ -128,6 +128,11 @@ pub struct DestinationReport {
     pub situations: Vec<crate::conversation::Situation>,
 }
 
+/// Drops what the simulated destinations keep on this thread between cells.
+pub fn forget() {
+    sim::forget();
+}
+
 /// Parses a destination id of the hand-set offline set.
 pub fn sim_kind(model: &str) -> Option<SimKind> {
     match model {

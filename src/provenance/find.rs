@@ -2,17 +2,25 @@
 //! memo of the lowercased text, and clamping a caller's offset to a character boundary. It finds
 //! places only; what a place presents is for the span readers to say.
 
+use std::cell::RefCell;
+use std::rc::Rc;
+
 use crate::text::fold_case;
+
+thread_local! {
+    /// The texts [`lowered`] lowered last on this thread.
+    static MEMO: RefCell<Vec<(u64, usize, Rc<str>)>> = const { RefCell::new(Vec::new()) };
+}
+
+/// Drops this thread's lowered texts.
+pub(super) fn forget() {
+    MEMO.with(|m| m.borrow_mut().clear());
+}
 
 /// `text::fold_case(text)` (offsets stay those of `text`), memoised by [`crate::text::digest`] per thread for the few texts most recently asked: a
 /// destination judges many phrases against one handoff, and lowercasing a long transcript for
 /// each was most of a cell's cost.
-fn lowered(text: &str) -> std::rc::Rc<str> {
-    use std::cell::RefCell;
-    use std::rc::Rc;
-    thread_local! {
-        static MEMO: RefCell<Vec<(u64, usize, Rc<str>)>> = const { RefCell::new(Vec::new()) };
-    }
+fn lowered(text: &str) -> Rc<str> {
     if text.len() < 512 {
         return Rc::from(fold_case(text));
     }

@@ -179,6 +179,13 @@ thread_local! {
         std::cell::RefCell::new(std::collections::HashMap::new());
 }
 
+/// Drops this thread's memos: the verdicts reached and the lowered texts (a run's cells are
+/// over; their handoffs are not judged again).
+pub fn forget() {
+    VERDICTS.with(|m| *m.borrow_mut() = std::collections::HashMap::new());
+    find::forget();
+}
+
 /// The verdicts of every occurrence of `phrase` in `text`.
 pub fn judge_all(text: &str, phrase: &str) -> Vec<Presentation> {
     judge_all_digested(text, crate::text::digest(text), phrase)

@@ -43,7 +43,7 @@ pub use clients::{live_model, load_secrets, preflight};
 pub use config::{RunConfig, Shard, ShardError};
 pub use error::RunError;
 pub use events::{Counts, Reporter, RunEvent, Silent};
-pub use execute::execute;
+pub use execute::{execute, forget_memos};
 pub use folder::{manifest_value, write_manifest};
 pub(crate) use journal::Journal;
 pub use journal::{JOURNAL, check_complete, read_records, repair_tail};

@@ -180,6 +180,7 @@ fn run_matrix(
     }
     // The report reads the saved files only: the plan's scenarios go before it is rendered.
     drop(plan);
+    crate::runner::forget_memos();
     crate::runtime::release_freed_memory();
     let summary = crate::report::render_dir(&cfg.out)?;
     // One pass over the records, holding none: the report has dropped its copy by now.
@@ -353,6 +354,8 @@ fn run_transcripts(
             o.skipped_models.join(", ")
         );
     }
+    crate::runner::forget_memos();
+    crate::runtime::release_freed_memory();
     let summary = crate::report::render_dir(&cfg.out)?;
     say(&format!(
         "{} runs, {} cuts: {} cells ({} errored); wrote {}",

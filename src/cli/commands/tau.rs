@@ -105,6 +105,8 @@ pub fn run_matrix(cfg: &RunConfig, t: TauRun, max_errored: f64) -> Result<i32, E
             cells::follow::SIM_FOLLOW
         );
     }
+    crate::runner::forget_memos();
+    crate::runtime::release_freed_memory();
     crate::report::render_dir(&kept.out)?;
     let records = crate::runner::read_records(&kept.out.join("results.jsonl"))?;
     say(&format!(

@@ -79,6 +79,11 @@ impl SimKind {
 /// handoff carries it): `careful` only when some place states it as an instruction of the agent
 /// or the user; `literal` also when it is merely quoted or attributed without an explicit
 /// do-not-follow marking; `oracle` never.
+/// Drops this thread's memo of the last handoff read.
+pub(crate) fn forget() {
+    reading::forget();
+}
+
 pub fn follows_directive(kind: SimKind, verdicts: &[Presentation]) -> bool {
     match kind {
         SimKind::Oracle => false,

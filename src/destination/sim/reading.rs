@@ -53,6 +53,11 @@ fn key(h: &Handoff) -> Key {
     )
 }
 
+/// Drops this thread's last reading.
+pub(crate) fn forget() {
+    LAST.with(|l| *l.borrow_mut() = None);
+}
+
 /// The reading of `h`: the thread's last one if it is of the same handoff, else a new one.
 pub(super) fn of(h: &Handoff) -> Rc<Reading> {
     let k = key(h);
