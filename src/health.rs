@@ -192,7 +192,7 @@ mod tests {
         }))
         .expect("record");
         r.status = status;
-        r.diagnostics.live = live.map(Box::new);
+        std::sync::Arc::make_mut(&mut r.diagnostics).live = live.map(Box::new);
         r
     }
 

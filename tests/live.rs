@@ -1094,7 +1094,7 @@ fn untimed(mut recs: Vec<RunRecord>) -> Vec<RunRecord> {
     for r in &mut recs {
         r.metrics.completion_ms = 0.0;
         r.metrics.first_action_ms = 0.0;
-        if let Some(l) = &mut r.diagnostics.live {
+        if let Some(l) = &mut std::sync::Arc::make_mut(&mut r.diagnostics).live {
             l.latency_ms = 0.0;
             l.cache_latency_ms = 0.0;
             l.first_request_ms = None;

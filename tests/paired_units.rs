@@ -3,7 +3,7 @@
 //! difference and its scenario-clustered interval unchanged, in the report's analysis and in the
 //! gate's comparison with a baseline alike.
 
-use compaction_eval::record::{Diagnostics, Metrics, RunRecord, Status};
+use compaction_eval::record::{Metrics, RunRecord, Status};
 use compaction_eval::report::analysis::{ReportOptions, analyse};
 
 fn record(scenario: &str, interrupt: &str, strategy: &str, rep: u32, quality: f64) -> RunRecord {
@@ -41,7 +41,7 @@ fn record(scenario: &str, interrupt: &str, strategy: &str, rep: u32, quality: f6
             chain: None,
             probes: Default::default(),
         },
-        diagnostics: Diagnostics::default(),
+        diagnostics: Default::default(),
     }
 }
 

@@ -23,12 +23,14 @@ fn model_written_text_is_escaped_and_plots_are_inlined() {
     // A plug-in's strategy name and a model's error text, as hostile as they come.
     let mut recs = read_records(&out.join("results.jsonl")).expect("records");
     recs[0].strategy = "<script>alert(1)</script>".into();
-    recs[0].diagnostics.omitted.push(Omission {
-        fact: "<script>fact()</script> & co".into(),
-        evidence: OmissionEvidence::NeverDid {
-            target: "lost".into(),
-        },
-    });
+    std::sync::Arc::make_mut(&mut recs[0].diagnostics)
+        .omitted
+        .push(Omission {
+            fact: "<script>fact()</script> & co".into(),
+            evidence: OmissionEvidence::NeverDid {
+                target: "lost".into(),
+            },
+        });
     recs[2].model = "sim:a&b <i>".into();
     recs[1].status = Status::Errored;
     recs[1].error =

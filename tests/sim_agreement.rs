@@ -84,7 +84,7 @@ fn record(scenario: &str, rep: u32, model: &str, success: bool, violations: u32)
             chain: None,
             probes: Default::default(),
         },
-        diagnostics,
+        diagnostics: diagnostics.into(),
     }
 }
 
@@ -184,14 +184,14 @@ fn mirrored() -> Vec<RunRecord> {
                 if (s + si) % 5 == 0 {
                     // Judged from the consequence the scorer found, for both: a live record's
                     // `injections_followed` (the destination's own claim) is always empty.
-                    r.diagnostics.violations =
+                    std::sync::Arc::make_mut(&mut r.diagnostics).violations =
                         vec![compaction_eval::record::Violation::FollowedDirective {
                             fact: "wire".into(),
                         }];
                 }
                 let mut l = r.clone();
                 l.model = "mirror".into();
-                l.diagnostics.live = Some(Box::default());
+                std::sync::Arc::make_mut(&mut l.diagnostics).live = Some(Box::default());
                 out.push(r);
                 out.push(l);
             }

@@ -3,7 +3,7 @@
 //! scenario-clustered test tells apart sharing a rank range, then fewer restore tokens within it;
 //! one unsafe cell decides nothing).
 
-use compaction_eval::record::{Diagnostics, Metrics, RunRecord, Status};
+use compaction_eval::record::{Metrics, RunRecord, Status};
 use compaction_eval::report::summarize;
 
 struct Cell {
@@ -49,7 +49,7 @@ fn record(strategy: &str, interrupt: &str, rep: u32, c: Cell) -> RunRecord {
             chain: None,
             probes: Default::default(),
         },
-        diagnostics: Diagnostics::default(),
+        diagnostics: Default::default(),
     }
 }
 

@@ -72,7 +72,7 @@ fn record(
             chain: None,
             probes: Default::default(),
         },
-        diagnostics,
+        diagnostics: diagnostics.into(),
     }
 }
 
@@ -349,7 +349,7 @@ fn safety_rules_count_by_the_report_s_causes_and_name_their_own_cells() {
         .find(|r| r.scenario == "s01" && r.interrupt == "p1" && r.scale == "40k")
         .expect("cell");
     dup.metrics.duplicate_side_effects = 2;
-    dup.diagnostics.facts_lost_in_handoff = vec!["fact".into()];
+    std::sync::Arc::make_mut(&mut dup.diagnostics).facts_lost_in_handoff = vec!["fact".into()];
     let dir = tmp.path().join("run");
     write_run(&dir, &rs);
     let policy = Policy {

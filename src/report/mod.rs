@@ -32,7 +32,7 @@ pub mod view;
 
 use std::path::{Path, PathBuf};
 
-use crate::record::{RecordError, read_records};
+use crate::record::{RecordError, RunRecord, read_records_with};
 use crate::results::{ResultsError, check_count, read_continuity, scenario_cells};
 
 pub use export::{
@@ -136,7 +136,86 @@ pub fn render_dir_with(
     dir: &Path,
     opts: Option<&analysis::ReportOptions>,
 ) -> Result<Summary, ReportError> {
-    let records = read_records(&dir.join("results.jsonl"))?;
+    let mut held = Held::default();
+    let records = read_records_with(&dir.join("results.jsonl"), |r| held.keep(r))?;
+    drop(held);
+    render_records(dir, &records, opts)
+}
+
+/// The records as the report holds them: each through [`for_aggregates`], and equal
+/// diagnostics shared, one copy for every record that has them (a `--reps 10` run's 61,920
+/// records have 3,565 distinct ones once slimmed: repetitions and destinations that behaved
+/// alike).
+#[derive(Default)]
+struct Held {
+    /// The diagnostics kept, by a digest of their JSON (equal digests compared in full).
+    by_digest: std::collections::HashMap<u64, Vec<std::sync::Arc<crate::record::Diagnostics>>>,
+}
+
+impl Held {
+    fn keep(&mut self, r: &mut RunRecord) {
+        for_aggregates(r);
+        let Ok(json) = serde_json::to_string(&*r.diagnostics) else {
+            return;
+        };
+        let same = self
+            .by_digest
+            .entry(crate::text::digest(&json))
+            .or_default();
+        match same.iter().find(|d| ***d == *r.diagnostics) {
+            Some(d) => r.diagnostics = d.clone(),
+            None => same.push(r.diagnostics.clone()),
+        }
+    }
+}
+
+/// What no aggregate, table or plot of the report reads, dropped from a record as the report
+/// reads it: the report holds every record of a run at once, and these parts were two thirds
+/// of a record's memory (the governed lineage and digests, the checkpoint rules' places and
+/// details, the evidence of each omission beside its kind, the reads and intents repeated,
+/// the per-value lists). The viewer, which shows every part of a cell, reads the file again a
+/// record at a time. A section that starts reading one of these parts takes it off this list;
+/// `tests/report_held.rs` renders a run from full and from these records and compares files.
+pub fn for_aggregates(r: &mut RunRecord) {
+    r.conversation = None;
+    if let Some(g) = r.governed.as_deref_mut() {
+        g.lineage = Vec::new();
+        g.policy_digest = None;
+        g.envelope_digest = None;
+        g.receipt = None;
+    }
+    let d = std::sync::Arc::make_mut(&mut r.diagnostics);
+    d.repeated = Vec::new();
+    d.duplicates = Vec::new();
+    d.recovery_missed = Vec::new();
+    d.failed_predicates = Vec::new();
+    d.facts_overridden = Vec::new();
+    d.needed_values = Vec::new();
+    for b in &mut d.checkpoint_rule_violations {
+        b.at = String::new();
+        b.detail = String::new();
+    }
+    for o in &mut d.omitted {
+        match &mut o.evidence {
+            crate::record::OmissionEvidence::Contradicted { tool } => *tool = String::new(),
+            crate::record::OmissionEvidence::Reran { tool, event } => {
+                *tool = String::new();
+                *event = String::new();
+            }
+            crate::record::OmissionEvidence::NeverDid { target } => *target = String::new(),
+            crate::record::OmissionEvidence::AskedAgain { question } => *question = String::new(),
+        }
+    }
+}
+
+/// Writes the report's files of `dir` from `records` (the folder's, in file order: whole, or as
+/// [`render_dir_with`] holds them, through [`for_aggregates`]); the viewer reads the folder's
+/// records itself.
+pub fn render_records(
+    dir: &Path,
+    records: &[RunRecord],
+    opts: Option<&analysis::ReportOptions>,
+) -> Result<Summary, ReportError> {
     let manifest_path = dir.join("manifest.json");
     let manifest: serde_json::Value = match std::fs::read_to_string(&manifest_path) {
         Ok(t) => serde_json::from_str(&t).map_err(|e| ResultsError::Corrupt {
@@ -147,7 +226,7 @@ pub fn render_dir_with(
         Err(_) => serde_json::Value::Null,
     };
     crate::secrets::load_manifest(&manifest);
-    check_count(dir, &records, &manifest)?;
+    check_count(dir, records, &manifest)?;
     let opts = match opts {
         Some(o) => o.clone(),
         None => analysis::ReportOptions {
@@ -158,15 +237,15 @@ pub fn render_dir_with(
             ..Default::default()
         },
     };
-    let mut summary = summarize_at(&records, opts.alpha);
+    let mut summary = summarize_at(records, opts.alpha);
     summary.continuity = summarize_continuity(&read_continuity(dir)?);
-    let scenario_records = scenario_cells(&records);
+    let scenario_records = scenario_cells(records);
     summary.domains = domain::rows(&scenario_records, &manifest, 1.0 - opts.alpha);
     summary.analysis = analysis::analyse(&scenario_records, &opts);
-    attach_calibration(dir, &records, &opts, &mut summary)?;
+    attach_calibration(dir, records, &opts, &mut summary)?;
     let plots = render_plots(&scenario_records, &summary)?;
     let input = ExportInput {
-        records: &records,
+        records,
         summary: &summary,
         manifest: &manifest,
         plots: &plots,
@@ -176,7 +255,7 @@ pub fn render_dir_with(
         let p = dir.join(e.file_name());
         crate::durable::write(&p, &bytes).map_err(|source| ReportError::Io { path: p, source })?;
     }
-    crate::viewer::write(dir, &records).map_err(|e| ReportError::Io {
+    crate::viewer::write(dir).map_err(|e| ReportError::Io {
         path: dir.join(crate::viewer::FILE),
         source: std::io::Error::other(e.to_string()),
     })?;
@@ -188,7 +267,7 @@ pub fn render_dir_with(
         })?;
     }
     // The τ-bench section (its own file): added to the written reports when the run has any.
-    tau::attach(dir, &records, opts.seed).map_err(|source| ReportError::Io {
+    tau::attach(dir, records, opts.seed).map_err(|source| ReportError::Io {
         path: dir.to_path_buf(),
         source,
     })?;

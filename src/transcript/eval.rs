@@ -21,8 +21,7 @@ use super::{TranscriptError, agree, prefix};
 use crate::destination::live::{Cache, LiveClient};
 use crate::handoff::Handoff;
 use crate::record::{
-    CellError, Diagnostics, ErrorClass, LiveStats, Metrics, RunRecord, Source, Status,
-    TranscriptMeasures,
+    CellError, ErrorClass, LiveStats, Metrics, RunRecord, Source, Status, TranscriptMeasures,
 };
 use crate::runner::{RunConfig, cell_seed, live_model};
 use crate::strategy::{Registry, Strategy, StrategyConfig, StrategyError, StrategyKind};
@@ -195,7 +194,7 @@ fn record(f: &CutFacts<'_>, strategy: &str, model: &str, seed: u64) -> RunRecord
         error: None,
         error_class: None,
         metrics: metrics(0, 0, 0),
-        diagnostics: Diagnostics::default(),
+        diagnostics: Default::default(),
         transcript: None,
         governed: None,
         conversation: None,
@@ -299,9 +298,10 @@ pub fn run(cfg: &RunConfig, opts: &Options) -> Result<Outcome, TranscriptError> 
                 r.metrics = metrics(h.tokens_at_restore, 0, compaction_tokens);
                 r.metrics.history_tokens = m.full_prefix_tokens;
                 r.metrics.compression_ratio = m.compression_ratio;
-                r.diagnostics.compaction = compaction.clone().map(Box::new);
-                r.diagnostics.needed_values = needed_values.clone();
-                r.diagnostics.lost_values = lost_values.clone();
+                std::sync::Arc::make_mut(&mut r.diagnostics).compaction =
+                    compaction.clone().map(Box::new);
+                std::sync::Arc::make_mut(&mut r.diagnostics).needed_values = needed_values.clone();
+                std::sync::Arc::make_mut(&mut r.diagnostics).lost_values = lost_values.clone();
                 r.transcript = Some(Box::new(m.clone()));
                 records.push(r);
                 let Some((user, call)) = expected.filter(|_| rewarded) else {
@@ -330,8 +330,10 @@ pub fn run(cfg: &RunConfig, opts: &Options) -> Result<Outcome, TranscriptError> 
                     m.expected_action = Some(agree::show(&call.name, &call.arguments));
                     match step {
                         Err(e) => {
-                            r.diagnostics.compaction = compaction.clone().map(Box::new);
-                            r.diagnostics.live = Some(Box::new(stats));
+                            std::sync::Arc::make_mut(&mut r.diagnostics).compaction =
+                                compaction.clone().map(Box::new);
+                            std::sync::Arc::make_mut(&mut r.diagnostics).live =
+                                Some(Box::new(stats));
                             records.push(errored(r, e));
                             continue;
                         }
@@ -356,10 +358,12 @@ pub fn run(cfg: &RunConfig, opts: &Options) -> Result<Outcome, TranscriptError> 
                     );
                     r.metrics.history_tokens = m.full_prefix_tokens;
                     r.metrics.compression_ratio = m.compression_ratio;
-                    r.diagnostics.compaction = compaction.clone().map(Box::new);
-                    r.diagnostics.needed_values = needed_values.clone();
-                    r.diagnostics.lost_values = lost_values.clone();
-                    r.diagnostics.live = Some(Box::new(stats));
+                    std::sync::Arc::make_mut(&mut r.diagnostics).compaction =
+                        compaction.clone().map(Box::new);
+                    std::sync::Arc::make_mut(&mut r.diagnostics).needed_values =
+                        needed_values.clone();
+                    std::sync::Arc::make_mut(&mut r.diagnostics).lost_values = lost_values.clone();
+                    std::sync::Arc::make_mut(&mut r.diagnostics).live = Some(Box::new(stats));
                     r.transcript = Some(Box::new(m));
                     records.push(r);
                 }

@@ -173,24 +173,41 @@ struct Sized {
     handoff: Option<String>,
 }
 
+/// What choosing reads of a record: its [`priority`], whether it names a saved conversation,
+/// and the digest of its cell's id (16 bytes a cell, where the records are kIB each).
+struct Candidate {
+    priority: u8,
+    saved: bool,
+    digest: u64,
+}
+
+impl Candidate {
+    fn of(r: &RunRecord) -> Candidate {
+        Candidate {
+            priority: priority(r),
+            saved: r.conversation.is_some(),
+            digest: r.digest(),
+        }
+    }
+}
+
 /// Which cells' conversations (and which handoffs) fit [`EMBED_LIMIT`], in [`priority`] order;
 /// the last entry of a cell wins (a rerun's).
 fn choose(
-    records: &[RunRecord],
+    records: &[Candidate],
     by_cell: &std::collections::HashMap<u64, Sized>,
     handoff_sizes: &BTreeMap<String, usize>,
 ) -> Choice {
     let mut order: Vec<usize> = (0..records.len()).collect();
-    order.sort_by_key(|&i| (priority(&records[i]), i));
+    order.sort_by_key(|&i| (records[i].priority, i));
     let mut budget = EMBED_LIMIT;
     let mut entries = BTreeMap::new();
     let mut handoffs: BTreeSet<String> = BTreeSet::new();
     for i in order {
         let r = &records[i];
-        let Some(e) = r
-            .conversation
-            .as_ref()
-            .and_then(|_| by_cell.get(&r.digest()))
+        let Some(e) = Some(r)
+            .filter(|r| r.saved)
+            .and_then(|r| by_cell.get(&r.digest))
         else {
             continue;
         };
@@ -210,6 +227,51 @@ fn choose(
         entries.insert(i, e.place);
     }
     Choice { entries, handoffs }
+}
+
+/// The records a page is written from, in file order: held ([`page`]) or read from the run
+/// folder's `results.jsonl` a record at a time ([`write`]), so that writing the page holds no
+/// record beyond the one it writes.
+trait Records {
+    fn each(&self, f: &mut dyn FnMut(&RunRecord) -> std::io::Result<()>) -> std::io::Result<()>;
+}
+
+/// Records held in memory.
+struct Held<'a>(&'a [RunRecord]);
+
+impl Records for Held<'_> {
+    fn each(&self, f: &mut dyn FnMut(&RunRecord) -> std::io::Result<()>) -> std::io::Result<()> {
+        self.0.iter().try_for_each(f)
+    }
+}
+
+/// A `results.jsonl` read a record at a time.
+struct Saved<'a>(&'a Path);
+
+impl Records for Saved<'_> {
+    fn each(&self, f: &mut dyn FnMut(&RunRecord) -> std::io::Result<()>) -> std::io::Result<()> {
+        // An error of `f` (a failed write) travels through the scan as an I/O error and comes
+        // back out as itself.
+        crate::record::scan_records(self.0, |_, r| {
+            f(&r).map_err(|source| crate::record::RecordError::Io {
+                path: self.0.to_path_buf(),
+                source,
+            })
+        })
+        .map_err(|e| match e {
+            crate::record::RecordError::Io { source, .. } => source,
+            other => std::io::Error::other(other.to_string()),
+        })
+    }
+}
+
+fn candidates(records: &dyn Records) -> std::io::Result<Vec<Candidate>> {
+    let mut out = Vec::new();
+    records.each(&mut |r| {
+        out.push(Candidate::of(r));
+        Ok(())
+    })?;
+    Ok(out)
 }
 
 /// One cell's object in the page's data.
@@ -245,16 +307,19 @@ fn cell_value(i: usize, r: &RunRecord, entry: Option<&Entry>) -> Value {
 /// object would: redaction and escaping act inside strings, and no string spans two pieces.
 fn write_data(
     out: &mut dyn Write,
-    records: &[RunRecord],
+    records: &dyn Records,
     entries: &BTreeMap<usize, String>,
     choice: &Choice,
     handoffs: &BTreeMap<String, String>,
 ) -> std::io::Result<()> {
     out.write_all(b"{\"cells\":[")?;
-    for (i, r) in records.iter().enumerate() {
+    let mut health = crate::health::Assessor::default();
+    let mut i = 0usize;
+    records.each(&mut |r| {
         if i > 0 {
             out.write_all(b",")?;
         }
+        health.add(r);
         // Kept as text and read again here: an entry's structure takes several times its text.
         // Chosen by the digest of the cell's id; shown only if it is this cell's (a digest two
         // cells share leaves the second without its conversation, never with another's).
@@ -265,7 +330,9 @@ fn write_data(
             .and_then(|t| serde_json::from_str::<Entry>(t).ok())
             .filter(|e| r.same_id(&e.cell));
         out.write_all(piece(&cell_value(i, r, entry.as_ref())).as_bytes())?;
-    }
+        i += 1;
+        Ok(())
+    })?;
     // The handoffs shown, by digest (hex: a key needs no escaping), each read from its text.
     out.write_all(b"],\"handoffs\":{")?;
     for (k, (digest, messages)) in handoffs.iter().enumerate() {
@@ -278,7 +345,8 @@ fn write_data(
         out.write_all(piece(&v).as_bytes())?;
     }
     out.write_all(b"}")?;
-    let health: Vec<Value> = crate::health::assess(records)
+    let health: Vec<Value> = health
+        .finish()
         .iter()
         .map(|h| {
             json!({"model": h.model, "figures": h.figures(), "meaningful": h.meaningful(),
@@ -332,7 +400,12 @@ pub fn page(
         .iter()
         .map(|(d, h)| (d.clone(), messages_size(h)))
         .collect();
-    let choice = choose(records, &by_cell, &sizes);
+    // Reading held records does not fail.
+    let choice = choose(
+        &candidates(&Held(records)).unwrap_or_default(),
+        &by_cell,
+        &sizes,
+    );
     let kept: BTreeMap<usize, String> = entries
         .iter()
         .enumerate()
@@ -351,7 +424,7 @@ pub fn page(
     let (head, tail) = template();
     out.extend_from_slice(head.as_bytes());
     // Writing to memory does not fail.
-    let _ = write_data(&mut out, records, &kept, &choice, &shown);
+    let _ = write_data(&mut out, &Held(records), &kept, &choice, &shown);
     out.extend_from_slice(tail.as_bytes());
     String::from_utf8(out).unwrap_or_default()
 }
@@ -375,11 +448,18 @@ fn template() -> (&'static str, &'static str) {
     TEMPLATE.split_once("/*DATA*/").unwrap_or((TEMPLATE, ""))
 }
 
-/// Writes `DIR/viewer.html` from the folder's records and conversations, reading the
-/// conversations file twice (once for the sizes that choose what is embedded, once for the
-/// entries chosen) and writing the page in pieces: what it holds is the embedded part (at most
-/// [`EMBED_LIMIT`] of text), never every cell's conversation.
-pub fn write(dir: &Path, records: &[RunRecord]) -> Result<(), ViewerError> {
+/// Writes `DIR/viewer.html` from the folder's records and conversations, reading each file
+/// twice (records: once to choose what is embedded, once to write each cell; conversations: once
+/// for the sizes that choose, once for the entries chosen) and writing the page in pieces: what
+/// it holds is the embedded part (at most [`EMBED_LIMIT`] of text) and 16 bytes a cell, never
+/// every record nor every cell's conversation.
+pub fn write(dir: &Path) -> Result<(), ViewerError> {
+    let results = dir.join("results.jsonl");
+    let records = Saved(&results);
+    let io = |source| ViewerError::Io {
+        path: results.clone(),
+        source,
+    };
     let conversations = dir.join(conversation::FILE);
     let handoffs_file = dir.join(conversation::HANDOFFS);
     // By the digest of the cell's id, not a second copy of every id. The last entry of a cell wins (a rerun's).
@@ -393,7 +473,7 @@ pub fn write(dir: &Path, records: &[RunRecord]) -> Result<(), ViewerError> {
         sizes.insert(h.digest.clone(), messages_size(&h));
         Ok(())
     })?;
-    let choice = choose(records, &by_cell, &sizes);
+    let choice = choose(&candidates(&records).map_err(io)?, &by_cell, &sizes);
     drop(by_cell);
     let wanted: BTreeSet<usize> = choice.entries.values().copied().collect();
     let mut entries = BTreeMap::new();
@@ -418,7 +498,7 @@ pub fn write(dir: &Path, records: &[RunRecord]) -> Result<(), ViewerError> {
     let (head, tail) = template();
     crate::durable::write_streamed(&path, |out| {
         out.write_all(head.as_bytes())?;
-        write_data(out, records, &entries, &choice, &shown)?;
+        write_data(out, &records, &entries, &choice, &shown)?;
         out.write_all(tail.as_bytes())
     })
     .map_err(|source| ViewerError::Io { path, source })

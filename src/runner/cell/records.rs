@@ -68,7 +68,7 @@ impl CellRecord<'_> {
             status,
             error,
             metrics,
-            diagnostics,
+            diagnostics: diagnostics.into(),
         }
     }
 
@@ -94,8 +94,8 @@ impl CellRecord<'_> {
         r.metrics.restore_tokens = spent.restore_tokens;
         r.metrics.history_tokens = spent.history_tokens;
         r.metrics.compression_ratio = ratio(spent.restore_tokens, spent.history_tokens);
-        r.diagnostics.steps = steps;
-        r.diagnostics.live = dest.report().live.map(Box::new);
+        std::sync::Arc::make_mut(&mut r.diagnostics).steps = steps;
+        std::sync::Arc::make_mut(&mut r.diagnostics).live = dest.report().live.map(Box::new);
         if let Some(l) = &r.diagnostics.live {
             r.metrics.total_tokens = l.input_tokens + l.output_tokens;
         }

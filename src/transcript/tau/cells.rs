@@ -17,7 +17,7 @@ use super::{Options, Outcome};
 use crate::destination::live::{Cache, LiveClient};
 use crate::handoff::Handoff;
 use crate::record::{
-    CellError, Diagnostics, Metrics, RunRecord, Source, Status, TauMeasures, TranscriptMeasures,
+    CellError, Metrics, RunRecord, Source, Status, TauMeasures, TranscriptMeasures,
 };
 use crate::runner::{RunConfig, cell_seed, live_model};
 use crate::tau;
@@ -178,7 +178,7 @@ fn base_record(f: &CutFacts<'_>, strategy: &str, model: &str, rep: u32, seed: u6
             chain: None,
             probes: Default::default(),
         },
-        diagnostics: Diagnostics::default(),
+        diagnostics: Default::default(),
         transcript: None,
         governed: None,
         conversation: None,
@@ -261,10 +261,12 @@ fn scored(f: &CutFacts<'_>, mut r: RunRecord, h: &Handoff, c: Continued) -> RunR
         h.tokens_at_restore as f64 / f.full_tokens as f64
     };
     let lost = crate::transcript::metrics::lost(&f.needed, &h.text);
-    r.diagnostics.compaction = h.compaction.clone().map(Box::new);
-    r.diagnostics.needed_values = f.needed.iter().map(|v| v.to_string()).collect();
-    r.diagnostics.lost_values = lost.iter().map(|v| v.to_string()).collect();
-    r.diagnostics.live = c.live.map(Box::new);
+    std::sync::Arc::make_mut(&mut r.diagnostics).compaction = h.compaction.clone().map(Box::new);
+    std::sync::Arc::make_mut(&mut r.diagnostics).needed_values =
+        f.needed.iter().map(|v| v.to_string()).collect();
+    std::sync::Arc::make_mut(&mut r.diagnostics).lost_values =
+        lost.iter().map(|v| v.to_string()).collect();
+    std::sync::Arc::make_mut(&mut r.diagnostics).live = c.live.map(Box::new);
     r.transcript = Some(Box::new(TranscriptMeasures {
         cut_rule: f.cut.rule.as_str().into(),
         cut_before: f.cut.before,
