@@ -202,22 +202,68 @@ pub fn repair(path: &Path) -> Result<u64, LogError> {
         path: path.to_path_buf(),
         source,
     };
-    let bytes = match std::fs::read(path) {
-        Ok(b) => b,
+    let (whole, len) = match whole_members(path) {
+        Ok(w) => w,
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(0),
         Err(e) => return Err(io(e)),
     };
-    let (_, whole) = members(&bytes);
-    if whole == bytes.len() {
+    if whole == len {
         return Ok(0);
     }
     let f = std::fs::OpenOptions::new()
         .write(true)
         .open(path)
         .map_err(io)?;
-    f.set_len(whole as u64).map_err(io)?;
+    f.set_len(whole).map_err(io)?;
     f.sync_all().map_err(io)?;
-    Ok((bytes.len() - whole) as u64)
+    Ok(len - whole)
+}
+
+/// The length of `path`'s whole gzip members and the file's length, read a member at a time and
+/// holding none (a resumed run's conversations file is every cell's: it was read whole, and
+/// every entry kept as text).
+fn whole_members(path: &Path) -> std::io::Result<(u64, u64)> {
+    use std::io::BufRead;
+    /// A reader that counts the bytes its reader consumed.
+    struct Counted<R> {
+        inner: R,
+        consumed: u64,
+    }
+    impl<R: BufRead> Read for Counted<R> {
+        fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+            let n = self.inner.read(buf)?;
+            self.consumed += n as u64;
+            Ok(n)
+        }
+    }
+    impl<R: BufRead> BufRead for Counted<R> {
+        fn fill_buf(&mut self) -> std::io::Result<&[u8]> {
+            self.inner.fill_buf()
+        }
+        fn consume(&mut self, n: usize) {
+            self.consumed += n as u64;
+            self.inner.consume(n);
+        }
+    }
+    let file = std::fs::File::open(path)?;
+    let len = file.metadata()?.len();
+    let mut r = Counted {
+        inner: std::io::BufReader::with_capacity(1 << 16, file),
+        consumed: 0,
+    };
+    let mut whole = 0;
+    while !r.fill_buf()?.is_empty() {
+        let mut dec = flate2::bufread::GzDecoder::new(&mut r);
+        if std::io::copy(&mut dec, &mut std::io::sink()).is_err() {
+            break;
+        }
+        drop(dec);
+        if r.consumed <= whole {
+            break;
+        }
+        whole = r.consumed;
+    }
+    Ok((whole, len))
 }
 
 /// Every whole entry of run folder `dir`'s conversations file, in the order they were written

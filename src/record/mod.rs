@@ -29,7 +29,10 @@ pub use diagnostics::{
 };
 pub use error::{CellError, ErrorClass, RecordError};
 pub use live::LiveStats;
-pub use read::{ParseDiagnosticError, parse_record, read_records, read_records_with, scan_records};
+pub use read::{
+    ParseDiagnosticError, parse_record, read_records, read_records_with, scan_records,
+    scan_records_at,
+};
 pub use tau::TauMeasures;
 
 /// The record format this build writes: every record's first field, `record_version`.

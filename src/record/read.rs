@@ -117,6 +117,15 @@ pub fn scan_records(
     path: &Path,
     mut f: impl FnMut(usize, RunRecord) -> Result<(), RecordError>,
 ) -> Result<(), RecordError> {
+    scan_records_at(path, |line, _, r| f(line, r))
+}
+
+/// [`scan_records`], each record handed over with the byte offset of its line too, so that a
+/// caller can keep where a record is instead of the record (a resumed run ordering its records).
+pub fn scan_records_at(
+    path: &Path,
+    mut f: impl FnMut(usize, u64, RunRecord) -> Result<(), RecordError>,
+) -> Result<(), RecordError> {
     use std::io::BufRead;
     let io = |source| RecordError::Io {
         path: path.to_path_buf(),
@@ -140,6 +149,7 @@ pub fn scan_records(
         if let Some(e) = torn.take() {
             return Err(e);
         }
+        let start = offset as u64;
         let l = buf.strip_suffix(b"\n").unwrap_or(&buf);
         let line = match std::str::from_utf8(l) {
             Ok(t) => t,
@@ -165,7 +175,7 @@ pub fn scan_records(
                 if secrets && crate::secrets::contains(line) {
                     crate::secrets::redact_serde(&mut r);
                 }
-                f(i + 1, r)?;
+                f(i + 1, start, r)?;
             }
             Err(e) => {
                 torn = Some(RecordError::Corrupt {

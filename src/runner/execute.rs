@@ -5,17 +5,17 @@
 //! an errored record. Must not: print (it emits [`RunEvent`]s) or build shared work (the plan
 //! did).
 
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::BTreeMap;
 use std::io::Write;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
 
 use super::cell::{self, run_cell};
 use super::error::io;
-use super::journal::{JOURNAL, Journal, in_cell_order, read_records, repair_tail, write_records};
+use super::journal::{JOURNAL, Journal, repair_tail};
+use super::resume::Kept;
 use super::{
-    CellId, Counts, Matrix, Plan, PointKey, Reporter, RunConfig, RunError, RunEvent, RunRecord,
-    Status,
+    Counts, Matrix, Plan, PointKey, Reporter, RunConfig, RunError, RunEvent, RunRecord, Status,
 };
 use crate::destination::live::{LiveClient, RetryNotice};
 
@@ -54,7 +54,8 @@ pub fn execute(
     std::fs::create_dir_all(&cfg.out).map_err(io(&cfg.out))?;
     let results = cfg.out.join("results.jsonl");
     let journal = cfg.out.join(JOURNAL);
-    let mut previous: Vec<RunRecord> = Vec::new();
+    // What a resume keeps of the records already written: where each is, not the record.
+    let mut kept: Option<Kept> = None;
     if cfg.resume {
         // The records of the last run: results.jsonl, and the journal of cells that finished
         // after its last in-order write (an interrupted run). A torn last line (a write cut
@@ -65,41 +66,33 @@ pub fn execute(
                 if bytes > 0 {
                     reporter.event(RunEvent::TornTail { bytes });
                 }
-                previous.extend(read_records(p)?);
             }
         }
-        let as_read: Vec<CellId> = previous.iter().map(RunRecord::id).collect();
-        if cfg.rerun_errored {
-            previous.retain(|r| r.status == Status::Ok);
-        }
-        previous = in_cell_order(plan, previous);
+        let k = Kept::read(plan, &[&results, &journal], |r| {
+            !cfg.rerun_errored || r.status == Status::Ok
+        })?;
         // Rewritten only if that changes it: records parsed and written again may differ in a
         // timing's last digit, and a resume with nothing to do must change no byte.
-        let as_is = previous
-            .iter()
-            .map(RunRecord::id)
-            .eq(as_read.iter().cloned())
-            && !journal.exists();
-        if !as_is {
-            write_records(&results, &previous)?;
+        if !k.in_order() || journal.exists() {
+            k.write(&results)?;
         }
+        kept = Some(k);
     } else if results.exists() {
         std::fs::remove_file(&results).map_err(io(&results))?;
     }
     if journal.exists() {
         std::fs::remove_file(&journal).map_err(io(&journal))?;
     }
-    let done: BTreeSet<CellId> = previous.iter().map(RunRecord::id).collect();
     // Indices into the lazy matrix, not copies of cells.
     let cells: Arc<Matrix> = plan.cells.clone();
-    let todo: Vec<usize> = if done.is_empty() {
-        plan.selected.to_vec()
-    } else {
-        plan.selected
+    let todo: Vec<usize> = match &kept {
+        Some(k) if !k.is_empty() => plan
+            .selected
             .iter()
             .copied()
-            .filter(|&i| cells.id(i).is_some_and(|id| !done.contains(&id)))
-            .collect()
+            .filter(|&i| cells.id(i).is_some() && !k.has(i))
+            .collect(),
+        _ => plan.selected.to_vec(),
     };
     reporter.event(RunEvent::Planned {
         total: todo.len(),
@@ -162,8 +155,9 @@ pub fn execute(
         ..Counts::default()
     };
     // Only a resumed run needs its new records again (to merge them with the kept ones).
-    let keep_new = cfg.resume && !previous.is_empty();
-    let mut new_records: Vec<RunRecord> = Vec::new();
+    // Only a resumed run puts its file in cell order again at the end (kept and new records).
+    let reorder = kept.as_ref().is_some_and(|k| !k.is_empty());
+    drop(kept);
     let live: Vec<Arc<LiveClient>> = plan.live.values().cloned().collect();
     let retrying = || {
         live.iter()
@@ -276,7 +270,7 @@ pub fn execute(
                         counts,
                     });
                     pending.insert(i, (line, *rec));
-                    while let Some((line, rec)) = pending.remove(&expected) {
+                    while let Some((line, _)) = pending.remove(&expected) {
                         expected += 1;
                         if write_err.is_none() {
                             if let Err(e) =
@@ -289,9 +283,6 @@ pub fn execute(
                             } else {
                                 written += 1;
                             }
-                        }
-                        if keep_new {
-                            new_records.push(rec);
                         }
                     }
                 }
@@ -326,9 +317,8 @@ pub fn execute(
     file.sync_all().map_err(io(&results))?;
     drop(file);
     journal_file.sync().map_err(io(&journal))?;
-    if keep_new && !new_records.is_empty() {
-        previous.extend(new_records);
-        write_records(&results, &in_cell_order(plan, previous))?;
+    if reorder && written > 0 {
+        Kept::read(plan, &[&results], |_| true)?.write(&results)?;
     }
     std::fs::remove_file(&journal).map_err(io(&journal))?;
     debug_assert_eq!(written, total);

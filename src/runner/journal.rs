@@ -1,15 +1,14 @@
 //! The record files of a run folder: reading `results.jsonl`, repairing a torn last line, the
-//! journal's name, putting records in cell order and writing files atomically.
+//! journal's name and writing files atomically (a resumed run's cell order: `resume`).
 //!
 //! Owns: durability of what the runner writes (a temporary file, fsync, rename). Must not:
 //! decide which cells run (the plan and `execute` do).
 
-use std::collections::BTreeMap;
 use std::io::Write;
 use std::path::Path;
 
 use super::error::io;
-use super::{CellId, Plan, RunConfig, RunError, RunRecord};
+use super::{Plan, RunConfig, RunError, RunRecord};
 
 pub fn read_records(path: &Path) -> Result<Vec<RunRecord>, RunError> {
     Ok(crate::record::read_records(path)?)
@@ -18,16 +17,16 @@ pub fn read_records(path: &Path) -> Result<Vec<RunRecord>, RunError> {
 /// Makes `results.jsonl` end on a whole line before records are appended to it: a torn last
 /// line (an interrupted write, a full disk) is cut off. Returns the bytes removed.
 pub fn repair_tail(path: &Path) -> Result<usize, RunError> {
-    let bytes = match std::fs::read(path) {
-        Ok(b) => b,
+    // Only the tail is read: the file may be a run's every record (108 MB at 61,920 cells).
+    let (keep, torn) = match tail_after_last_newline(path) {
+        Ok(t) => t,
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(0),
         Err(e) => return Err(io(path)(e)),
     };
-    if bytes.is_empty() || bytes.ends_with(b"\n") {
+    if torn.is_empty() {
         return Ok(0);
     }
-    let keep = bytes.iter().rposition(|&b| b == b'\n').map_or(0, |i| i + 1);
-    let torn = &bytes[keep..];
+    let torn = &torn[..];
     let f = std::fs::OpenOptions::new()
         .write(true)
         .open(path)
@@ -43,6 +42,32 @@ pub fn repair_tail(path: &Path) -> Result<usize, RunError> {
     f.set_len(keep as u64).map_err(io(path))?;
     f.sync_all().map_err(io(path))?;
     Ok(torn.len())
+}
+
+/// The length of `path` up to and including its last newline, and the bytes after it (read
+/// backwards a block at a time, so a long file costs its last line).
+fn tail_after_last_newline(path: &Path) -> std::io::Result<(usize, Vec<u8>)> {
+    use std::io::{Read, Seek, SeekFrom};
+    const BLOCK: u64 = 1 << 16;
+    let mut f = std::fs::File::open(path)?;
+    let len = f.metadata()?.len();
+    let mut torn: Vec<u8> = Vec::new();
+    let mut end = len;
+    while end > 0 {
+        let start = end.saturating_sub(BLOCK);
+        let mut block = vec![0u8; (end - start) as usize];
+        f.seek(SeekFrom::Start(start))?;
+        f.read_exact(&mut block)?;
+        if let Some(i) = block.iter().rposition(|&b| b == b'\n') {
+            block.drain(..=i);
+            block.extend_from_slice(&torn);
+            return Ok(((start as usize) + i + 1, block));
+        }
+        block.extend_from_slice(&torn);
+        torn = block;
+        end = start;
+    }
+    Ok((0, torn))
 }
 
 /// Checks that `OUT/results.jsonl` holds a record of every cell of the plan (after `execute`).
@@ -119,46 +144,31 @@ impl Journal {
     }
 }
 
-/// `records` in the plan's cell order (records of cells outside the plan keep their order, after
-/// the plan's), each cell once (the last record of a cell wins).
-pub(super) fn in_cell_order(plan: &Plan, records: Vec<RunRecord>) -> Vec<RunRecord> {
-    let order: BTreeMap<CellId, usize> = plan
-        .selected
-        .iter()
-        .filter_map(|&i| plan.cells.id(i).map(|id| (id, i)))
-        .collect();
-    let mut placed: BTreeMap<usize, RunRecord> = BTreeMap::new();
-    let mut others: Vec<(CellId, RunRecord)> = Vec::new();
-    for r in records {
-        let k = r.id();
-        match order.get(&k) {
-            Some(&i) => {
-                placed.insert(i, r);
-            }
-            None => match others.iter_mut().find(|(ok, _)| *ok == k) {
-                Some(slot) => slot.1 = r,
-                None => others.push((k, r)),
-            },
-        }
-    }
-    placed
-        .into_values()
-        .chain(others.into_iter().map(|(_, r)| r))
-        .collect()
-}
-
-/// Writes `records` as `path`, whole or not at all ([`crate::durable`]: a crash loses nothing).
-pub(super) fn write_records(path: &Path, records: &[RunRecord]) -> Result<(), RunError> {
-    let mut text = String::new();
-    for r in records {
-        text.push_str(&crate::secrets::json_line(r));
-        text.push('\n');
-    }
-    write_atomic(path, text.as_bytes())
-}
-
 /// Writes a file whole or not at all ([`crate::durable::write`]), so a run killed at any moment
 /// leaves either the old or the new file, never a torn one (`--resume` reads the manifest).
 pub(super) fn write_atomic(path: &Path, bytes: &[u8]) -> Result<(), RunError> {
     crate::durable::write(path, bytes).map_err(io(path))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_tail_after_the_last_newline_is_found_across_blocks() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let p = dir.path().join("f");
+        let long = "b".repeat(150_000);
+        for (text, keep, torn) in [
+            (format!("a\n{long}"), 2, long.as_str()),
+            (format!("{long}\nc"), 150_001, "c"),
+            ("x\n".to_string(), 2, ""),
+            (String::new(), 0, ""),
+            (long.clone(), 0, long.as_str()),
+        ] {
+            std::fs::write(&p, &text).expect("write");
+            let (k, t) = tail_after_last_newline(&p).expect("tail");
+            assert_eq!((k, t.as_slice()), (keep, torn.as_bytes()));
+        }
+    }
 }

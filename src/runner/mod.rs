@@ -33,6 +33,7 @@ mod matrix;
 pub mod merge;
 mod plan;
 mod prepare;
+mod resume;
 mod signals;
 mod stream;
 
