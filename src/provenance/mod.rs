@@ -110,7 +110,10 @@ pub fn judge(text: &str, pos: usize) -> Presentation {
     if let Some((bq_start, bq_end)) = blockquote_around(text, lo, hi, pos) {
         let intro = fold_case(&intro_line(text, bq_start));
         let block = &text[bq_start..bq_end];
-        return if has_any(&intro, &lex().markers) || marked(block, pos - bq_start) {
+        // A span found around `pos` may start after it (an opening `{` at `pos`): clamped.
+        return if has_any(&intro, &lex().markers)
+            || marked(block, pos.clamp(bq_start, bq_end) - bq_start)
+        {
             Presentation::Marked
         } else if own_attribution(&intro) && !has_source(&intro) {
             Presentation::Instruction
@@ -121,7 +124,8 @@ pub fn judge(text: &str, pos: usize) -> Presentation {
     // 4. A structured item (JSON object, YAML list item with its parent keys) or a statement.
     let (s_start, s_end, context, structured) = statement_around(text, lo, hi, pos);
     let span = &text[s_start..s_end];
-    let rel = pos - s_start;
+    // The statement found around `pos` may start after it (`pos` on an opening `{`): clamped.
+    let rel = pos.clamp(s_start, s_end) - s_start;
     let context_l = fold_case(&context);
     if marked(span, rel) || has_any(&context_l, &lex().markers) || flag_marked(&context_l) {
         return Presentation::Marked;
