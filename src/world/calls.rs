@@ -187,7 +187,7 @@ impl World {
                     .records
                     .iter()
                     .filter(|r| record_matches_filters(r, args))
-                    .map(|r| Value::Object(r.clone()))
+                    .map(|r| Value::Object(Object::clone(r)))
                     .collect();
                 Ok(Value::Array(hits))
             }
@@ -202,17 +202,17 @@ impl World {
                         rec.insert(k.clone(), v.clone());
                     }
                 }
-                c.records.push(rec.clone());
+                Arc::make_mut(&mut c.records).push(Arc::new(rec.clone()));
                 entry.touched = Some(id);
                 Ok(Value::Object(rec))
             }
             EffectKind::Update => {
                 let (id_param, id) = target_id(tool, args)?;
                 let c = self.collection_mut(tool)?;
-                let rec = c
-                    .records
+                let rec = Arc::make_mut(&mut c.records)
                     .iter_mut()
                     .find(|r| r.get("id").and_then(|v| v.as_str()) == Some(id.as_str()))
+                    .map(Arc::make_mut)
                     .ok_or_else(|| format!("no record `{id}`"))?;
                 for (k, v) in args {
                     if *k != id_param {
@@ -227,8 +227,13 @@ impl World {
                 let (_, id) = target_id(tool, args)?;
                 let c = self.collection_mut(tool)?;
                 let before = c.records.len();
-                c.records
-                    .retain(|r| r.get("id").and_then(|v| v.as_str()) != Some(id.as_str()));
+                if c.records
+                    .iter()
+                    .any(|r| r.get("id").and_then(|v| v.as_str()) == Some(id.as_str()))
+                {
+                    Arc::make_mut(&mut c.records)
+                        .retain(|r| r.get("id").and_then(|v| v.as_str()) != Some(id.as_str()));
+                }
                 if c.records.len() == before {
                     return Err(format!("no record `{id}`"));
                 }

@@ -78,7 +78,10 @@ pub struct Approval {
 struct Collection {
     id_prefix: String,
     next_id: u64,
-    records: Vec<Object>,
+    /// Shared until a cell changes them: every cell starts from a clone of its point's world,
+    /// and most cells touch few records of collections that can hold thousands (`40k`/`120k`
+    /// volume). A change copies the list of pointers once and the one record it changes.
+    records: Arc<Vec<Arc<Object>>>,
 }
 
 /// What a caller sees from one call.
@@ -158,7 +161,7 @@ impl World {
                 Collection {
                     id_prefix: c.id_prefix.clone().unwrap_or_else(|| format!("{name}-")),
                     next_id: c.next_id,
-                    records: c.records.clone(),
+                    records: Arc::new(c.records.iter().cloned().map(Arc::new).collect()),
                 },
             );
         }
@@ -232,7 +235,7 @@ impl World {
     pub fn approvals(&self) -> impl Iterator<Item = &Approval> {
         self.approvals.values()
     }
-    pub fn records(&self, collection: &str) -> &[Object] {
+    pub fn records(&self, collection: &str) -> &[Arc<Object>] {
         self.collections
             .get(collection)
             .map(|c| c.records.as_slice())

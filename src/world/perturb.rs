@@ -5,6 +5,8 @@
 //!
 //! It applies a scenario's declared perturbations to a world; it never decides which apply.
 
+use std::sync::Arc;
+
 use serde_json::Value;
 
 use crate::spec::{ApprovalStatus, Interrupt, PathSeg, parse_field_path};
@@ -109,7 +111,7 @@ impl World {
         {
             return Err(format!("`{collection}` already has a record `{id}`"));
         }
-        c.records.push(record);
+        Arc::make_mut(&mut c.records).push(Arc::new(record));
         Ok(())
     }
 
@@ -127,9 +129,10 @@ impl World {
             .collections
             .get_mut(collection)
             .and_then(|c| {
-                c.records
+                Arc::make_mut(&mut c.records)
                     .iter_mut()
                     .find(|r| r.get("id").and_then(Value::as_str) == Some(id))
+                    .map(Arc::make_mut)
             })
             .ok_or_else(|| format!("no record `{id}` in `{collection}`"))?;
         let mut cur: Option<&mut Value> = None;
