@@ -25,7 +25,7 @@ use std::time::Instant;
 use serde::{Deserialize, Serialize};
 
 pub use continuation::Continuation;
-pub use sim::{SimAgent, SimKind, follows_directive};
+pub use sim::{Reading, SimAgent, SimKind, follows_directive};
 
 use crate::record::{CellError, LiveStats};
 use crate::scenario::{FinishStatus, Object};

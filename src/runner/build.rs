@@ -6,7 +6,7 @@
 //! (what building it gives), and the CPU time building took. Must not: decide which points a
 //! run needs or when (the plan and the stream do), run a cell, or write a file.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 
@@ -39,6 +39,9 @@ pub struct Builder {
     expanded: std::sync::Mutex<Option<(usize, Arc<Scenario>)>>,
     /// The threads handoffs are built on, started by the first build with more than one worker.
     pool: std::sync::OnceLock<Pool>,
+    /// Whether a simulated destination continues the handoffs: each is then read once here
+    /// ([`crate::destination::Reading`]) rather than by its cells.
+    reads: bool,
 }
 
 /// One interrupt point's work, described: the scenario (as written; the builder expands it to
@@ -104,6 +107,7 @@ impl Builder {
         instances: Instances,
         strategies: Vec<(Arc<str>, Option<GovSpec>, bool, u32)>,
         seed: u64,
+        reads: bool,
     ) -> Builder {
         Builder {
             registry,
@@ -113,6 +117,7 @@ impl Builder {
             seed,
             expanded: std::sync::Mutex::new(None),
             pool: std::sync::OnceLock::new(),
+            reads,
         }
     }
 
@@ -225,12 +230,8 @@ impl Builder {
                 *handoff = wrapped.delivered.clone();
                 *governed = Some(Arc::new(wrapped));
             }
-            if let Prepared::Ready {
-                handoff, carried, ..
-            } = &mut prepared
-            {
-                *carried = Some(crate::carried::measure_with(&j.at, handoff, &j.inert));
-            }
+            // A governed handoff is measured and read as delivered (the others were, by the job).
+            self.measure(&j.at, &j.inert, &mut prepared);
             if let Prepared::Ready { handoff, .. } = &prepared
                 && j.spec.continuity
             {
@@ -257,6 +258,27 @@ impl Builder {
         }
         self.add_cpu(cpu1);
         Ok(out)
+    }
+
+    /// What depends on the handoff alone, done once for all its cells: what it carries
+    /// ([`crate::carried`]) and, when a simulated destination continues it, its reading.
+    /// Skips what is done already.
+    fn measure(&self, at: &RestorePoint, inert: &BTreeSet<String>, prepared: &mut Prepared) {
+        if let Prepared::Ready {
+            handoff,
+            carried,
+            reading,
+            ..
+        } = prepared
+        {
+            if carried.is_none() {
+                *carried = Some(crate::carried::measure_with(at, handoff, inert));
+            }
+            if self.reads && reading.is_none() {
+                let facts = at.scenario.facts_at(&at.interrupt);
+                *reading = Some(crate::destination::Reading::prepare(handoff, facts));
+            }
+        }
     }
 
     fn add_cpu(&self, since: Option<u64>) {
@@ -303,12 +325,13 @@ impl Builder {
                     break;
                 }
                 let strategy = self.instances.by_budget[j.spec.budget].1[j.spec.sti].as_ref();
-                slots[i] = Some(prepare(
-                    &self.registry,
-                    strategy,
-                    &j.at,
-                    j.chain(&self.strategies),
-                ));
+                let mut p = prepare(&self.registry, strategy, &j.at, j.chain(&self.strategies));
+                if let Ok(p) = &mut p
+                    && self.strategies[j.spec.sti].1.is_none()
+                {
+                    self.measure(&j.at, &j.inert, p);
+                }
+                slots[i] = Some(p);
                 if fail_fast && firsts[&j.spec.sti].contains(&i) && failed_start(&slots, j.spec.sti)
                 {
                     stop.store(true, Ordering::Relaxed);
@@ -319,13 +342,14 @@ impl Builder {
             let pool = self.pool.get_or_init(|| Pool::new(workers));
             let (tx, rx) = std::sync::mpsc::channel();
             for (i, j) in jobs.iter().enumerate() {
-                let (b, at, spec, stop, tx, chain) = (
+                let (b, at, spec, stop, tx, chain, inert) = (
                     self.clone(),
                     j.at.clone(),
                     j.spec.clone(),
                     stop.clone(),
                     tx.clone(),
                     j.chain.clone(),
+                    j.inert.clone(),
                 );
                 pool.run(Box::new(move || {
                     // A job not started when the run stopped is not built.
@@ -335,7 +359,12 @@ impl Builder {
                         let cycles = b.strategies[spec.sti].3;
                         let n = chain.len().min(cycles as usize);
                         let points = (cycles > 1).then(|| (cycles, &chain[chain.len() - n..]));
-                        let p = prepare(&b.registry, strategy, &at, points);
+                        let mut p = prepare(&b.registry, strategy, &at, points);
+                        if let Ok(p) = &mut p
+                            && b.strategies[spec.sti].1.is_none()
+                        {
+                            b.measure(&at, &inert, p);
+                        }
                         b.add_cpu(cpu0);
                         p
                     });

@@ -329,6 +329,9 @@ fn plan_stages(
         instances,
         shared.strategies,
         cfg.seed,
+        cfg.models
+            .iter()
+            .any(|m| crate::destination::is_simulated(m)),
     ));
     let built = builder.build(&groups, cfg.concurrency, cfg.fail_fast)?;
     let mut plan = Plan {

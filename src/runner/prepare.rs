@@ -30,6 +30,9 @@ pub enum Prepared {
         carried: Option<crate::record::Carried>,
         /// A chained handoff's chain (`--cycles` above 1): each compaction's handoff, judged.
         chain: Option<Arc<crate::record::Chain>>,
+        /// `handoff` as a simulated destination reads it, read once for all its cells (set by
+        /// the builder when the run has a simulated destination).
+        reading: Option<Arc<crate::destination::Reading>>,
     },
     /// The handoff could not be built (a failing plug-in or summariser): its cells are errored.
     Failed(CellError),
@@ -144,6 +147,7 @@ fn prepare_unguarded(
         governed: None,
         carried: None,
         chain,
+        reading: None,
     })
 }
 

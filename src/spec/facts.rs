@@ -86,7 +86,7 @@ pub struct Fact {
 }
 
 /// A text pattern: a case-insensitive phrase, or a combination.
-#[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(untagged)]
 pub enum Detector {
     Phrase(String),

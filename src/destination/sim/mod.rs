@@ -35,6 +35,8 @@ mod probes;
 mod reading;
 mod reads;
 
+pub use reading::Reading;
+
 use std::collections::{BTreeMap, VecDeque};
 use std::sync::Arc;
 
@@ -107,14 +109,12 @@ pub struct SimAgent {
     pub situations: Vec<Situation>,
     scenario: Arc<Scenario>,
     interrupt: Interrupt,
-    knowledge: String,
-    /// The handoff text as received (for judging how it presents each fact).
-    text: String,
-    /// The parts of the text a presentation is judged in: `(text, offset in `text`,
-    /// authoritative)`. One authoritative part, unless the handoff is a governed delivery: then
-    /// the originals and evidence (authoritative) and the advisory summary apart.
-    parts: Vec<(String, usize, bool)>,
     retrieves: VecDeque<String>,
+    /// The handoff's reading (shared by its cells): its text, normalised copy and parts.
+    reading: Arc<reading::Reading>,
+    /// What it knows when retrievals added to the handoff: the reading's normalised text and
+    /// each result's (`None` while it knows the handoff alone, so no cell copies the text).
+    extended: Option<String>,
     plan: Option<VecDeque<Step>>,
     /// The actions its plan takes before its first write, as planned (for the next-step probe).
     pre_write: Option<Vec<String>>,
@@ -136,10 +136,6 @@ pub struct SimAgent {
     /// What it can see (handoff, objective, tool definitions, results received), in the form
     /// `crate::scenario::values::visible` searches.
     seen: String,
-    /// How much of `seen`'s start is the handoff's own text (what the probe answers read).
-    seen_handoff: usize,
-    /// Each of `parts`' texts' digest (`crate::text::digest`), for the verdicts' memo.
-    part_digests: Vec<u64>,
     /// Source-run reads (tool, args, result text in seen form), in event order, up to the
     /// interrupt point.
     /// Computed on first need (a replay of the source run).
@@ -159,12 +155,27 @@ impl SimAgent {
         seed: u64,
         attention: f64,
     ) -> SimAgent {
-        let mut a =
-            SimAgent::with_rates(kind.rates(), scenario, interrupt, handoff, seed, attention);
+        SimAgent::of_kind(kind, scenario, interrupt, handoff, None, seed, attention)
+    }
+
+    /// [`SimAgent::new`] with the handoff's reading, when the run prepared one
+    /// ([`Reading::prepare`]; one of another handoff is ignored).
+    pub fn of_kind(
+        kind: SimKind,
+        scenario: Arc<Scenario>,
+        interrupt: &Interrupt,
+        handoff: &Handoff,
+        reading: Option<&Arc<Reading>>,
+        seed: u64,
+        attention: f64,
+    ) -> SimAgent {
+        let rates = kind.rates();
+        let mut a = SimAgent::reading(
+            rates, scenario, interrupt, handoff, reading, seed, attention,
+        );
         if kind == SimKind::Oracle {
             a.oracle = true;
             a.seen.clear();
-            a.seen_handoff = 0;
             a.retrieves.clear();
         }
         a
@@ -179,9 +190,22 @@ impl SimAgent {
         seed: u64,
         attention: f64,
     ) -> SimAgent {
+        SimAgent::reading(rates, scenario, interrupt, handoff, None, seed, attention)
+    }
+
+    /// [`SimAgent::with_rates`] with the handoff's reading, when the run prepared one.
+    pub fn reading(
+        rates: Rates,
+        scenario: Arc<Scenario>,
+        interrupt: &Interrupt,
+        handoff: &Handoff,
+        reading: Option<&Arc<Reading>>,
+        seed: u64,
+        attention: f64,
+    ) -> SimAgent {
         let offers_retrieve = handoff.extra_tools.iter().any(|t| t.name == "retrieve");
         // The handoff's canonical layout and what it shows, shared by its cells (`reading`).
-        let reading = reading::of(handoff);
+        let reading = reading::of(handoff, reading);
         let mut agent = SimAgent {
             oracle: false,
             rates,
@@ -189,11 +213,10 @@ impl SimAgent {
             decided: BTreeMap::new(),
             record: false,
             situations: Vec::new(),
-            parts: reading.parts.clone(),
-            text: reading.text.clone(),
-            knowledge: reading.knowledge.clone(),
             interrupt: interrupt.clone(),
             retrieves: VecDeque::new(),
+            reading: reading.clone(),
+            extended: None,
             plan: None,
             pre_write: None,
             pending_bind: None,
@@ -207,14 +230,11 @@ impl SimAgent {
             obeyed: Vec::new(),
             promoted: Vec::new(),
             seen: String::new(),
-            seen_handoff: 0,
-            part_digests: reading.part_digests.clone(),
             source_reads: None,
             reread: Vec::new(),
             invisible: Vec::new(),
             scenario,
         };
-        agent.seen_handoff = reading.seen.len();
         agent.seen = format!(
             "{} {} {}",
             reading.seen,
@@ -289,7 +309,11 @@ impl SimAgent {
     /// constraint, a decision, a user fact, a hypothesis) only when some place presents it as
     /// theirs: text quoted from an outside source informs only as what that source said.
     fn knows(&self, f: &Fact) -> bool {
-        if !f.detectors.iter().any(|d| d.matches(&self.knowledge)) {
+        let shown = match &self.extended {
+            Some(k) => f.detectors.iter().any(|d| d.matches(k)),
+            None => self.reading.view(f).shown,
+        };
+        if !shown {
             return false;
         }
         let own = self
@@ -299,42 +323,11 @@ impl SimAgent {
             .find(|e| e.id == f.source)
             .and_then(|e| e.kind())
             .is_some_and(|k| matches!(k, EventKind::User | EventKind::Assistant(_)));
-        !own || self.presentations(f).contains(&Presentation::Instruction)
-    }
-
-    /// How the handoff presents each place it carries one of the fact's phrases (in its
-    /// authoritative parts only, with `authoritative_only`).
-    fn presentations_in(&self, f: &Fact, authoritative_only: bool) -> Vec<Presentation> {
-        self.parts
-            .iter()
-            .zip(&self.part_digests)
-            .filter(|((_, _, auth), _)| *auth || !authoritative_only)
-            .flat_map(|((text, _, _), &digest)| {
-                f.detectors
-                    .iter()
-                    .flat_map(|d| d.phrases())
-                    .flat_map(move |p| crate::provenance::judge_all_digested(text, digest, p))
-            })
-            .collect()
-    }
-
-    fn presentations(&self, f: &Fact) -> Vec<Presentation> {
-        self.presentations_in(f, false)
-    }
-
-    /// Every place the handoff carries one of the fact's phrases: `(part, position in it)`.
-    fn places(&self, f: &Fact) -> Vec<(usize, usize)> {
-        self.parts
-            .iter()
-            .enumerate()
-            .flat_map(|(k, (text, _, _))| {
-                f.detectors
-                    .iter()
-                    .flat_map(|d| d.phrases())
-                    .flat_map(move |p| crate::provenance::find(text, p))
-                    .map(move |pos| (k, pos))
-            })
-            .collect()
+        !own || {
+            let v = self.reading.view(f);
+            v.presentations(&self.reading)
+                .contains(&Presentation::Instruction)
+        }
     }
 
     /// Documents named in the handoff that were the source of a fact the text does not show.
@@ -357,27 +350,21 @@ impl SimAgent {
     /// The overrides in the handoff's authoritative parts that this destination acts on: judged
     /// like any directive, from how the handoff presents them ([`SimAgent::follows`]).
     fn acted_overrides(&mut self) -> Vec<crate::provenance::Override> {
-        let all: Vec<crate::provenance::Override> = self
-            .parts
+        let reading = self.reading.clone();
+        reading
+            .overrides
             .iter()
-            .filter(|(_, _, auth)| *auth)
-            .flat_map(|(text, _, _)| crate::provenance::overrides(text))
-            .collect();
-        all.into_iter()
             .filter(|o| {
                 let about = format!("override: {}", o.statement);
                 self.follows(&[o.presentation], &about, false)
             })
+            .cloned()
             .collect()
     }
 
     /// Whether every place the handoff carries a hypothesis states it without a hedge.
     fn reads_as_established(&self, f: &Fact) -> bool {
-        let places = self.places(f);
-        !places.is_empty()
-            && places
-                .iter()
-                .all(|&(k, p)| !crate::provenance::is_hedged(&self.parts[k].0, p))
+        self.reading.view(f).unhedged(&self.reading)
     }
 
     /// Whether the destination carries out an injected directive the handoff shows: judged from
@@ -385,31 +372,26 @@ impl SimAgent {
     /// wording. A governed delivery's advisory summary informs but never instructs: only its
     /// authoritative parts (originals, evidence) can carry a directive the destination follows.
     fn obeys(&mut self, f: &Fact) -> bool {
-        let authoritative: String = self
-            .parts
-            .iter()
-            .filter(|(_, _, auth)| *auth)
-            .map(|(t, _, _)| t.as_str())
-            .collect::<Vec<_>>()
-            .join("\n");
-        let text = normalize(&authoritative);
-        if !f.detectors.iter().any(|d| d.matches(&text)) {
+        let view = self.reading.view(f);
+        if !view.shown_authoritative {
             return false;
         }
-        let verdicts = self.presentations_in(f, true);
-        self.follows(&verdicts, &f.id, true)
+        let reading = self.reading.clone();
+        self.follows(view.presentations_authoritative(&reading), &f.id, true)
     }
 
     /// The distraction model's chance of missing a fact the text shows: the best-recalled place
     /// the handoff carries it decides (a fact stated at the start and again in the middle is
     /// recalled as well as one at the start).
     fn forget_probability(&self, f: &Fact) -> f64 {
-        let len = self.text.len().max(1) as f64;
+        let len = self.reading.text.len().max(1) as f64;
         let fit = super::attention::model();
-        self.places(f)
-            .into_iter()
-            .map(|(k, pos)| {
-                let at = (self.parts[k].1 + pos) as f64 / len;
+        self.reading
+            .view(f)
+            .places(&self.reading)
+            .iter()
+            .map(|&(k, pos)| {
+                let at = (self.reading.parts[k].1 + pos) as f64 / len;
                 fit.forget(self.attention, self.tokens, at.min(1.0))
             })
             .fold(None, |best: Option<f64>, p| {
@@ -608,8 +590,11 @@ impl SimAgent {
                 && r.ok
                 && !self.retrieves.is_empty()
             {
-                self.knowledge.push(' ');
-                self.knowledge.push_str(&normalize(&r.text));
+                let k = self
+                    .extended
+                    .get_or_insert_with(|| self.reading.knowledge.clone());
+                k.push(' ');
+                k.push_str(&normalize(&r.text));
             }
             if let Some(key) = self.retrieves.pop_front() {
                 return Action::Retrieve { resource: key };

@@ -22,24 +22,21 @@ impl SimAgent {
         at: &RestorePoint,
         probes: &[Probe],
     ) -> BTreeMap<String, String> {
-        // The handoff's own part of what it sees (computed once, when the agent was made; the
-        // oracle, which sees nothing but the reference, reads the handoff afresh).
-        let handoff = match self.seen.get(..self.seen_handoff) {
-            Some(h) if !h.is_empty() => h.to_string(),
-            _ => seen_text(&self.text),
-        };
+        // The handoff's own part of what it sees (read once for all the handoff's cells).
+        let reading = self.reading.clone();
+        let handoff = &reading.seen;
         let unknown = || "unknown".to_string();
         let mut out = BTreeMap::new();
         for p in probes {
             let answer = match p.dimension {
                 "recall" => {
-                    if visible(&handoff, &p.expected) {
+                    if visible(handoff, &p.expected) {
                         p.expected.clone()
                     } else {
                         unknown()
                     }
                 }
-                "artifact_trail" => self.write_status(&handoff, at, &p.about),
+                "artifact_trail" => self.write_status(handoff, at, &p.about),
                 "constraints" => {
                     if out.contains_key(&p.key) {
                         continue;
@@ -118,7 +115,7 @@ impl SimAgent {
         // call's own arguments (a JSON object on the line) say nothing of its outcome, though a
         // file's content may well hold "error" or "timeout".
         let said = |words: &[&str]| {
-            self.text.lines().any(|l| {
+            self.reading.text.lines().any(|l| {
                 let l = l.to_lowercase();
                 let prose = match (l.find('{'), l.rfind('}')) {
                     (Some(a), Some(b)) if a < b => format!("{} {}", &l[..a], &l[b + 1..]),
@@ -188,7 +185,8 @@ impl SimAgent {
             FactKind::Hypothesis if self.reads_as_established(&f) => "verified".into(),
             FactKind::Hypothesis => "hypothesis".into(),
             _ => {
-                let places = self.presentations_in(&f, false);
+                let view = self.reading.view(&f);
+                let places = view.presentations(&self.reading);
                 if places.is_empty() {
                     "unknown".into()
                 } else if places.contains(&Presentation::Instruction) {

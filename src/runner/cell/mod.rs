@@ -223,25 +223,28 @@ async fn continue_cell(
     let at = &start.at;
     // The scenario at the cell's scale (the plan's is as written, without its volume).
     let s = &at.scenario;
-    let (handoff, (rule_violations, upgrades), governed, carried, chain) = match &*start.prepared {
-        Prepared::Ready {
-            handoff,
-            rule_violations,
-            upgrades,
-            governed,
-            carried,
-            chain,
-        } => (
-            handoff.clone(),
-            (rule_violations, upgrades),
-            governed,
-            *carried,
-            chain.as_deref().cloned(),
-        ),
-        Prepared::Failed(e) => {
-            return rec.errored(e.class, format!("building the handoff: {}", e.message));
-        }
-    };
+    let (handoff, (rule_violations, upgrades), governed, carried, chain, reading) =
+        match &*start.prepared {
+            Prepared::Ready {
+                handoff,
+                rule_violations,
+                upgrades,
+                governed,
+                carried,
+                chain,
+                reading,
+            } => (
+                handoff.clone(),
+                (rule_violations, upgrades),
+                governed,
+                *carried,
+                chain.as_deref().cloned(),
+                reading.as_ref(),
+            ),
+            Prepared::Failed(e) => {
+                return rec.errored(e.class, format!("building the handoff: {}", e.message));
+            }
+        };
     // Whether X compacted (a trigger's decision): the governed wrapper's inner handoff says.
     let compacted = governed
         .as_ref()
@@ -302,11 +305,12 @@ async fn continue_cell(
     let mut deadline: Option<(tokio::time::Instant, f64)> = None;
     let mut dest: Box<dyn Destination> = if let Some(kind) = sim_kind(&c.model) {
         Box::new(
-            SimAgent::new(
+            SimAgent::of_kind(
                 kind,
                 s.clone(),
                 &at.interrupt,
                 handoff,
+                reading,
                 c.seed,
                 shared.attention,
             )
@@ -314,11 +318,12 @@ async fn continue_cell(
         )
     } else if let Some(rates) = shared.profiles.get(&*c.model) {
         Box::new(
-            SimAgent::with_rates(
+            SimAgent::reading(
                 *rates,
                 s.clone(),
                 &at.interrupt,
                 handoff,
+                reading,
                 c.seed,
                 shared.attention,
             )
