@@ -98,6 +98,8 @@ pub struct WordList {
     any: AhoCorasick,
     /// The same words without leading spaces (a word-start search needs no leading space).
     starts: AhoCorasick,
+    /// The longest of them, in bytes.
+    longest_start: usize,
 }
 
 impl WordList {
@@ -108,7 +110,17 @@ impl WordList {
         };
         let any = build(words.iter().map(String::as_str).collect())?;
         let starts = build(words.iter().map(|w| w.trim_start()).collect())?;
-        Ok(WordList { words, any, starts })
+        let longest_start = words
+            .iter()
+            .map(|w| w.trim_start().len())
+            .max()
+            .unwrap_or(0);
+        Ok(WordList {
+            words,
+            any,
+            starts,
+            longest_start,
+        })
     }
 
     /// Whether any word occurs anywhere in `lower`.
@@ -134,11 +146,27 @@ impl WordList {
     /// The first position in `lower` where a word of the list (leading spaces trimmed) starts a
     /// word: "void" is not found in "avoid".
     pub fn first_word_start(&self, lower: &str) -> Option<usize> {
+        let mut first: Option<usize> = None;
+        // Overlapping matches come in the order they end, and none is longer than the longest
+        // word: once one ends that far past the first start found, none found later starts
+        // before it.
+        for m in self.starts.find_overlapping_iter(lower) {
+            if first.is_some_and(|f| m.end() >= f + self.longest_start) {
+                break;
+            }
+            if starts_word(lower, m.start()) && first.is_none_or(|f| m.start() < f) {
+                first = Some(m.start());
+            }
+        }
+        first
+    }
+
+    /// Whether a word of the list (leading spaces trimmed) starts a word somewhere in `lower`:
+    /// [`WordList::first_word_start`] is some, found without looking further.
+    pub fn has_word_start(&self, lower: &str) -> bool {
         self.starts
             .find_overlapping_iter(lower)
-            .map(|m| m.start())
-            .filter(|&i| starts_word(lower, i))
-            .min()
+            .any(|m| starts_word(lower, m.start()))
     }
 }
 

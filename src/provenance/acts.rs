@@ -83,13 +83,11 @@ pub(super) fn rules(lower: &str, all: &[(usize, usize)]) -> Vec<Rule> {
 /// Whether statement `s` holds a word of some act at all: most statements hold none, and the
 /// text's rules are read only when one does.
 pub(super) fn may_act(s: &str) -> bool {
-    cue_at(s).is_some()
+    act_cues().iter().any(|l| l.has_word_start(s))
 }
 
-/// Where in statement `s` the first word of an act stands: where a quotation or a label that
-/// presents the act must reach (`The vendor wrote: "the call-back requirement is suspended"`
-/// is said inside the quotation, not by the sentence's opening words).
-pub(super) fn cue_at(s: &str) -> Option<usize> {
+/// The word lists whose first word in a statement starts an act.
+fn act_cues() -> [&'static crate::lexicon::WordList; 7] {
     let acts = &lex().override_acts;
     [
         &acts.declares,
@@ -100,9 +98,16 @@ pub(super) fn cue_at(s: &str) -> Option<usize> {
         &acts.authorise,
         &acts.permit,
     ]
-    .iter()
-    .filter_map(|l| l.first_word_start(s))
-    .min()
+}
+
+/// Where in statement `s` the first word of an act stands: where a quotation or a label that
+/// presents the act must reach (`The vendor wrote: "the call-back requirement is suspended"`
+/// is said inside the quotation, not by the sentence's opening words).
+pub(super) fn cue_at(s: &str) -> Option<usize> {
+    act_cues()
+        .iter()
+        .filter_map(|l| l.first_word_start(s))
+        .min()
 }
 
 /// What statement `k` does to a rule of the text, when it sets one aside: the targets of the
