@@ -57,8 +57,44 @@ thread_local! {
 }
 
 /// [`count`], memoised per thread by a hash of the text (bounded: the memo is dropped when it
-/// reaches 200,000 entries).
+/// reaches 200,000 entries). A long text is counted line by line ([`segments`]): handoffs of
+/// one point repeat each other's lines (a checkpoint and its governed envelope, a transcript
+/// and its masked copy), so most lines are counted once.
 pub fn count_cached(text: &str) -> u64 {
+    if text.len() < SEGMENTED_FROM {
+        return count_memo(text);
+    }
+    segments(text).map(count_memo).sum()
+}
+
+/// The length from which [`count_cached`] counts a text by its segments.
+const SEGMENTED_FROM: usize = 512;
+
+/// `text` cut where `o200k_base`'s pre-tokeniser must end a piece: after a line break followed
+/// by an ASCII letter or digit. Every piece holding that line break (a run of white space
+/// ending in line breaks, or punctuation followed by line breaks and slashes) ends with it,
+/// and none holds a line break together with the letter or digit after it, so the count of
+/// `text` is the sum of its segments' counts (checked against [`count`] in the tests).
+fn segments(text: &str) -> impl Iterator<Item = &str> {
+    let bytes = text.as_bytes();
+    let mut start = 0;
+    let mut cuts = bytes
+        .iter()
+        .enumerate()
+        .filter(move |&(i, &b)| {
+            b == b'\n' && bytes.get(i + 1).is_some_and(|c| c.is_ascii_alphanumeric())
+        })
+        .map(|(i, _)| i + 1)
+        .chain(std::iter::once(text.len()));
+    std::iter::from_fn(move || {
+        let end = cuts.next()?;
+        let piece = &text[start..end];
+        start = end;
+        Some(piece)
+    })
+}
+
+fn count_memo(text: &str) -> u64 {
     let key = crate::text::digest(text) ^ (text.len() as u64).rotate_left(32);
     CACHE.with(|c| {
         if let Some(n) = c.borrow().get(&key) {
@@ -103,6 +139,37 @@ mod tests {
     fn counts_are_exact_and_special_tokens_are_ordinary_text() {
         assert_eq!(count("hello world"), 2);
         assert!(count("<|endoftext|>") > 1);
+    }
+
+    #[test]
+    fn a_text_counted_by_its_lines_counts_what_it_counts_whole() {
+        let tricky = [
+            "abc\nDef",
+            "abc  \nDef",
+            "x.\n/abc\nd",
+            "end.\r\nNext\n\n12 items\n 3 more\n\tTab\nÉtat\n'quoted'\ndon't\nIt's",
+            "a\u{a0}\nb\n\n\nC\n",
+            "\nLeading\nlines\n",
+        ];
+        let mut texts: Vec<String> = tricky.iter().map(|t| t.repeat(200)).collect();
+        for entry in std::fs::read_dir("scenarios").expect("the shipped scenarios") {
+            let path = entry.expect("an entry").path();
+            if path.extension().is_some_and(|e| e == "yaml") {
+                texts.push(std::fs::read_to_string(&path).expect("a scenario"));
+            }
+        }
+        assert!(texts.len() > 40);
+        for t in &texts {
+            assert!(t.len() >= SEGMENTED_FROM);
+            assert_eq!(
+                segments(t).map(count).sum::<u64>(),
+                count(t),
+                "{}",
+                t.chars().take(80).collect::<String>()
+            );
+            assert_eq!(segments(t).collect::<String>(), *t);
+            assert_eq!(count_cached(t), count(t));
+        }
     }
 
     #[test]
