@@ -123,6 +123,11 @@ impl WordList {
         })
     }
 
+    /// One list of every word of `lists` (its searches find what searching each would).
+    pub fn union(lists: &[&WordList]) -> Result<WordList, String> {
+        WordList::new(lists.iter().flat_map(|l| l.words.iter().cloned()).collect())
+    }
+
     /// Whether any word occurs anywhere in `lower`.
     pub fn occurs_in(&self, lower: &str) -> bool {
         self.any.is_match(lower)

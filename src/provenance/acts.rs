@@ -83,7 +83,13 @@ pub(super) fn rules(lower: &str, all: &[(usize, usize)]) -> Vec<Rule> {
 /// Whether statement `s` holds a word of some act at all: most statements hold none, and the
 /// text's rules are read only when one does.
 pub(super) fn may_act(s: &str) -> bool {
-    act_cues().iter().any(|l| l.has_word_start(s))
+    // One automaton of every act cue: a statement is scanned once, not once per list (most
+    // statements hold none, and every list was scanned to the end).
+    static CUES: std::sync::OnceLock<Option<crate::lexicon::WordList>> = std::sync::OnceLock::new();
+    match CUES.get_or_init(|| crate::lexicon::WordList::union(&act_cues()).ok()) {
+        Some(all) => all.has_word_start(s),
+        None => act_cues().iter().any(|l| l.has_word_start(s)),
+    }
 }
 
 /// The word lists whose first word in a statement starts an act.
