@@ -344,7 +344,7 @@ pub struct ValidateArgs {
 
 #[derive(Debug, Args)]
 pub struct BenchArgs {
-    /// Repetitions per scale (the default matrix has 990 cells per repetition and scale).
+    /// Repetitions per scale (the default matrix has 6,192 cells per repetition and scale).
     #[arg(long, default_value_t = 30)]
     pub reps: u32,
     /// Comma-separated scales, each timed on its own [default: base,40k,120k].
