@@ -2,6 +2,8 @@
 //! back in cell order whatever order the records were in, a cell's last record wins across the
 //! results and the journal, and a file that holds a cell twice is refused by line.
 
+mod common;
+
 use std::path::Path;
 
 use compaction_eval::runner::{self, RunConfig, Silent};
@@ -25,29 +27,13 @@ fn run(cfg: &RunConfig) -> Result<usize, runner::RunError> {
     runner::execute(cfg, &plan, &mut Silent)
 }
 
-/// The file's records, without their timings (a record read and written again may differ in a
-/// timing's last digit).
-fn records(out: &Path) -> Vec<serde_json::Value> {
-    std::fs::read_to_string(out.join("results.jsonl"))
-        .expect("results")
-        .lines()
-        .map(|l| {
-            let mut v: serde_json::Value = serde_json::from_str(l).expect("record");
-            if let Some(m) = v["metrics"].as_object_mut() {
-                m.retain(|k, _| !k.ends_with("_ms"));
-            }
-            v
-        })
-        .collect()
-}
-
 #[test]
 fn a_resume_puts_records_back_in_cell_order_and_refuses_a_cell_twice_in_one_file() {
     let dir = tempfile::tempdir().expect("tempdir");
     let out = dir.path().join("run");
     let n = run(&config(&out, false)).expect("run");
     assert!(n >= 8, "{n} cells");
-    let whole = records(&out);
+    let whole = common::records(&out);
     let text = std::fs::read_to_string(out.join("results.jsonl")).expect("results");
     let lines: Vec<&str> = text.lines().collect();
 
@@ -58,7 +44,7 @@ fn a_resume_puts_records_back_in_cell_order_and_refuses_a_cell_twice_in_one_file
     std::fs::write(out.join("results.jsonl"), reversed.join("\n") + "\n").expect("write");
     std::fs::write(out.join(runner::JOURNAL), tail.join("\n") + "\n").expect("journal");
     assert_eq!(run(&config(&out, true)).expect("resume"), 0);
-    assert_eq!(records(&out), whole);
+    assert_eq!(common::records(&out), whole);
     assert!(!out.join(runner::JOURNAL).exists());
 
     // A cell's record in the journal wins over its record in the results.
@@ -66,7 +52,7 @@ fn a_resume_puts_records_back_in_cell_order_and_refuses_a_cell_twice_in_one_file
     changed["metrics"]["restore_tokens"] = serde_json::json!(12345);
     std::fs::write(out.join(runner::JOURNAL), format!("{changed}\n")).expect("journal");
     assert_eq!(run(&config(&out, true)).expect("resume"), 0);
-    let now = records(&out);
+    let now = common::records(&out);
     assert_eq!(now.len(), whole.len());
     assert_eq!(now[0]["metrics"]["restore_tokens"], 12345);
     assert_eq!(now[1..], whole[1..]);

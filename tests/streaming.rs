@@ -2,6 +2,8 @@
 //! the records, continuity rows and governed documents of a plan built whole, whatever the
 //! concurrency; resumed, it runs only the cells left and still writes every point's rows.
 
+mod common;
+
 use std::path::{Path, PathBuf};
 
 use compaction_eval::runner::{self, RunConfig, Silent};
@@ -25,21 +27,6 @@ fn config(out: &Path, concurrency: usize) -> RunConfig {
         scales: vec![Scale::Base],
         ..RunConfig::default()
     }
-}
-
-/// The records without their timings (the one part of a record that may differ between runs).
-fn records(out: &Path) -> Vec<serde_json::Value> {
-    std::fs::read_to_string(out.join("results.jsonl"))
-        .expect("results")
-        .lines()
-        .map(|l| {
-            let mut v: serde_json::Value = serde_json::from_str(l).expect("record");
-            if let Some(m) = v["metrics"].as_object_mut() {
-                m.retain(|k, _| !k.ends_with("_ms"));
-            }
-            v
-        })
-        .collect()
 }
 
 fn run(cfg: &RunConfig, streaming: bool) -> usize {
@@ -84,7 +71,7 @@ fn a_streamed_run_writes_what_a_plan_built_whole_writes() {
         let streamed = tmp();
         assert_eq!(run(&config(&streamed, concurrency), true), n);
         assert!(
-            records(&whole) == records(&streamed),
+            common::records(&whole) == common::records(&streamed),
             "records differ at concurrency {concurrency}"
         );
         for f in ["continuity.jsonl", "manifest.json"] {
@@ -117,7 +104,7 @@ fn a_resumed_streamed_run_runs_the_cells_left_and_writes_every_points_rows() {
     let out = tmp();
     let cfg = config(&out, 2);
     let total = run(&cfg, true);
-    let expected = records(&out);
+    let expected = common::records(&out);
     let continuity = std::fs::read_to_string(out.join("continuity.jsonl")).expect("rows");
     // Every record but the last point's 12: the streamed points before it have no cell left.
     let results = out.join("results.jsonl");
@@ -134,7 +121,7 @@ fn a_resumed_streamed_run_runs_the_cells_left_and_writes_every_points_rows() {
     };
     assert_eq!(run(&resumed, true), 12, "only the cells left run");
     assert!(
-        records(&out) == expected,
+        common::records(&out) == expected,
         "the resumed folder holds the same records"
     );
     assert_eq!(

@@ -116,3 +116,20 @@ pub fn serve(app: axum::Router) -> u16 {
     });
     rx.recv().expect("port")
 }
+
+/// A run folder's records, each without its timings (the metrics ending in `_ms`: the one part
+/// of a record that may differ between runs, or in its last digit when a record is read and
+/// written again).
+pub fn records(out: &std::path::Path) -> Vec<serde_json::Value> {
+    std::fs::read_to_string(out.join("results.jsonl"))
+        .expect("results")
+        .lines()
+        .map(|l| {
+            let mut v: serde_json::Value = serde_json::from_str(l).expect("record");
+            if let Some(m) = v["metrics"].as_object_mut() {
+                m.retain(|k, _| !k.ends_with("_ms"));
+            }
+            v
+        })
+        .collect()
+}
