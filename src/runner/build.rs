@@ -260,6 +260,25 @@ impl Builder {
         Ok(out)
     }
 
+    /// A job's handoff, with what [`Builder::measure`] adds when the handoff is delivered as
+    /// built (a governed one is measured once it is wrapped).
+    fn prepare_measured(
+        &self,
+        strategy: &dyn crate::strategy::Strategy,
+        sti: usize,
+        at: &RestorePoint,
+        chain: Option<(u32, &[Arc<RestorePoint>])>,
+        inert: &BTreeSet<String>,
+    ) -> Result<Prepared, RunError> {
+        let mut p = prepare(&self.registry, strategy, at, chain);
+        if let Ok(p) = &mut p
+            && self.strategies[sti].1.is_none()
+        {
+            self.measure(at, inert, p);
+        }
+        p
+    }
+
     /// What depends on the handoff alone, done once for all its cells: what it carries
     /// ([`crate::carried`]) and, when a simulated destination continues it, its reading.
     /// Skips what is done already.
@@ -325,13 +344,9 @@ impl Builder {
                     break;
                 }
                 let strategy = self.instances.by_budget[j.spec.budget].1[j.spec.sti].as_ref();
-                let mut p = prepare(&self.registry, strategy, &j.at, j.chain(&self.strategies));
-                if let Ok(p) = &mut p
-                    && self.strategies[j.spec.sti].1.is_none()
-                {
-                    self.measure(&j.at, &j.inert, p);
-                }
-                slots[i] = Some(p);
+                let chain = j.chain(&self.strategies);
+                slots[i] =
+                    Some(self.prepare_measured(strategy, j.spec.sti, &j.at, chain, &j.inert));
                 if fail_fast && firsts[&j.spec.sti].contains(&i) && failed_start(&slots, j.spec.sti)
                 {
                     stop.store(true, Ordering::Relaxed);
@@ -359,12 +374,7 @@ impl Builder {
                         let cycles = b.strategies[spec.sti].3;
                         let n = chain.len().min(cycles as usize);
                         let points = (cycles > 1).then(|| (cycles, &chain[chain.len() - n..]));
-                        let mut p = prepare(&b.registry, strategy, &at, points);
-                        if let Ok(p) = &mut p
-                            && b.strategies[spec.sti].1.is_none()
-                        {
-                            b.measure(&at, &inert, p);
-                        }
+                        let p = b.prepare_measured(strategy, spec.sti, &at, points, &inert);
                         b.add_cpu(cpu0);
                         p
                     });

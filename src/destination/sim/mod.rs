@@ -155,30 +155,19 @@ impl SimAgent {
         seed: u64,
         attention: f64,
     ) -> SimAgent {
-        SimAgent::of_kind(kind, scenario, interrupt, handoff, None, seed, attention)
+        SimAgent::with_rates(kind.rates(), scenario, interrupt, handoff, seed, attention)
+            .for_kind(kind)
     }
 
-    /// [`SimAgent::new`] with the handoff's reading, when the run prepared one
-    /// ([`Reading::prepare`]; one of another handoff is ignored).
-    pub fn of_kind(
-        kind: SimKind,
-        scenario: Arc<Scenario>,
-        interrupt: &Interrupt,
-        handoff: &Handoff,
-        reading: Option<&Arc<Reading>>,
-        seed: u64,
-        attention: f64,
-    ) -> SimAgent {
-        let rates = kind.rates();
-        let mut a = SimAgent::reading(
-            rates, scenario, interrupt, handoff, reading, seed, attention,
-        );
+    /// This destination as `kind` behaves beyond its rates: the oracle reads nothing of the
+    /// handoff (it continues from the reference alone).
+    pub fn for_kind(mut self, kind: SimKind) -> SimAgent {
         if kind == SimKind::Oracle {
-            a.oracle = true;
-            a.seen.clear();
-            a.retrieves.clear();
+            self.oracle = true;
+            self.seen.clear();
+            self.retrieves.clear();
         }
-        a
+        self
     }
 
     /// A simulated destination of these behavioural rates (`crate::destination::profile`).

@@ -303,32 +303,26 @@ async fn continue_cell(
     }
     // A live cell's wall-clock budget: (deadline, seconds).
     let mut deadline: Option<(tokio::time::Instant, f64)> = None;
-    let mut dest: Box<dyn Destination> = if let Some(kind) = sim_kind(&c.model) {
-        Box::new(
-            SimAgent::of_kind(
-                kind,
-                s.clone(),
-                &at.interrupt,
-                handoff,
-                reading,
-                c.seed,
-                shared.attention,
-            )
-            .recording(shared.situations),
-        )
-    } else if let Some(rates) = shared.profiles.get(&*c.model) {
-        Box::new(
-            SimAgent::reading(
-                *rates,
-                s.clone(),
-                &at.interrupt,
-                handoff,
-                reading,
-                c.seed,
-                shared.attention,
-            )
-            .recording(shared.situations),
-        )
+    // A simulated destination: a kind's rates, or a calibrated profile's.
+    let simulated = match sim_kind(&c.model) {
+        Some(kind) => Some((kind.rates(), Some(kind))),
+        None => shared.profiles.get(&*c.model).map(|r| (*r, None)),
+    };
+    let mut dest: Box<dyn Destination> = if let Some((rates, kind)) = simulated {
+        let agent = SimAgent::reading(
+            rates,
+            s.clone(),
+            &at.interrupt,
+            handoff,
+            reading,
+            c.seed,
+            shared.attention,
+        );
+        let agent = match kind {
+            Some(k) => agent.for_kind(k),
+            None => agent,
+        };
+        Box::new(agent.recording(shared.situations))
     } else if let Some(client) = shared.live.get(&*c.model) {
         deadline = Some((
             tokio::time::Instant::now()
