@@ -286,6 +286,47 @@ mod tests {
     }
 
     #[test]
+    fn the_first_word_start_found_early_is_the_first_of_all_matches() {
+        // Overlapping words of different lengths, inside words and at their starts.
+        let words = [
+            "void",
+            "avoid",
+            "is void",
+            "no longer",
+            "longer required",
+            "o",
+        ];
+        let list = WordList::new(words.iter().map(|w| w.to_string()).collect()).expect("list");
+        let union = WordList::union(&[&list, &list]).expect("union");
+        // A shorter word found first, a longer one that starts before it found after.
+        let nested =
+            WordList::new(vec!["longer".into(), "no longer required".into()]).expect("list");
+        assert_eq!(nested.first_word_start("x no longer required"), Some(2));
+        let pieces = [
+            "a", "void", " ", "is", "no", "longer", "required", "o", "-", "avoid",
+        ];
+        let mut state = 7_u64;
+        for _ in 0..2000 {
+            let mut t = String::new();
+            for _ in 0..12 {
+                state = state
+                    .wrapping_mul(6_364_136_223_846_793_005)
+                    .wrapping_add(1);
+                t.push_str(pieces[(state >> 33) as usize % pieces.len()]);
+            }
+            let every = list
+                .starts
+                .find_overlapping_iter(&t)
+                .map(|m| m.start())
+                .filter(|&i| starts_word(&t, i))
+                .min();
+            assert_eq!(list.first_word_start(&t), every, "{t}");
+            assert_eq!(list.has_word_start(&t), every.is_some(), "{t}");
+            assert_eq!(union.first_word_start(&t), every, "{t}");
+        }
+    }
+
+    #[test]
     fn an_unknown_list_or_an_uppercase_word_is_refused() {
         let bad = SOURCE.replace("markers = [", "markerz = [");
         assert!(parse(&bad).unwrap_err().contains("markerz"));

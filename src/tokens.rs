@@ -173,6 +173,53 @@ mod tests {
     }
 
     #[test]
+    fn random_texts_counted_by_their_lines_count_what_they_count_whole() {
+        // Texts nobody wrote: pieces drawn from white space, line breaks, punctuation, letters
+        // of several scripts, digits and contractions, in any order.
+        let alphabet = [
+            "\n",
+            "\n\n",
+            "\r\n",
+            " ",
+            "  ",
+            "\t",
+            "\u{a0}",
+            ".",
+            "/",
+            "-",
+            "'s",
+            "'",
+            "\"",
+            "a",
+            "Word",
+            "x1",
+            "42",
+            "2026-12-08",
+            "é",
+            "Ünïcode",
+            "日本語",
+            "🙂",
+            "#",
+            "* ",
+            "> ",
+        ];
+        let mut state = 0x9e37_79b9_7f4a_7c15_u64;
+        let mut next = || {
+            state = state
+                .wrapping_mul(6_364_136_223_846_793_005)
+                .wrapping_add(1);
+            (state >> 33) as usize
+        };
+        for _ in 0..300 {
+            let mut t = String::new();
+            while t.len() < SEGMENTED_FROM + next() % 2048 {
+                t.push_str(alphabet[next() % alphabet.len()]);
+            }
+            assert_eq!(count_cached(&t), count(&t), "{t:?}");
+        }
+    }
+
+    #[test]
     fn a_count_after_release_loads_the_tables_again_and_agrees() {
         let text = "Refund order #4411 once the carrier confirms the loss.";
         let before = (count(text), count_with("cl100k_base", text));
